@@ -1,0 +1,95 @@
+from __future__ import annotations
+
+from django import forms
+from django.contrib import admin, messages
+from django.utils import timezone
+
+from accounts.models import Account, ApiKey, Membership
+from accounts.services import api_key_check, api_key_create, api_key_revoke
+from echomem.errors import EchoError
+from memories.models import Memory
+
+
+class MembershipInline(admin.TabularInline):
+    model = Membership
+    extra = 0
+    autocomplete_fields = ["user"]
+
+
+class MemoryInline(admin.TabularInline):
+    model = Memory
+    extra = 0
+    fields = ["name", "description", "created_at"]
+    readonly_fields = ["created_at"]
+
+
+@admin.register(Account)
+class AccountAdmin(admin.ModelAdmin):
+    list_display = ["name", "created_at"]
+    search_fields = ["name"]
+    inlines = [MembershipInline, MemoryInline]
+
+
+@admin.register(Membership)
+class MembershipAdmin(admin.ModelAdmin):
+    list_display = ["user", "account", "role", "created_at"]
+    list_filter = ["role"]
+    search_fields = ["user__username", "account__name"]
+    autocomplete_fields = ["user", "account"]
+
+
+class ApiKeyForm(forms.ModelForm):
+    class Meta:
+        model = ApiKey
+        fields = ["account", "holder", "name", "tool", "default_memory"]
+
+    def clean(self):
+        data = super().clean()
+        if self.instance.pk is None and data.get("account") and data.get("holder"):
+            try:
+                api_key_check(account=data["account"], holder=data["holder"],
+                              tool=data.get("tool") or "",
+                              default_memory=data.get("default_memory"))
+            except EchoError as exc:
+                self.add_error(exc.field if exc.field in self.fields else None,
+                               f"{exc.message}; {exc.fix}")
+        return data
+
+
+@admin.register(ApiKey)
+class ApiKeyAdmin(admin.ModelAdmin):
+    """Keys are issued here through the same service as everywhere; the hash is never shown."""
+
+    list_display = ["__str__", "account", "holder", "tool", "created_at", "last_used_at",
+                    "revoked_at"]
+    list_filter = ["tool", ("revoked_at", admin.EmptyFieldListFilter)]
+    search_fields = ["name", "prefix", "tool", "account__name", "holder__username"]
+    fields = ["account", "holder", "name", "tool", "default_memory", "prefix", "created_at",
+              "last_used_at", "revoked_at"]
+    readonly_fields = ["prefix", "created_at", "last_used_at", "revoked_at"]
+    autocomplete_fields = ["account", "holder"]
+    actions = ["revoke"]
+    form = ApiKeyForm
+
+    def get_readonly_fields(self, request, obj=None):
+        if obj is not None:  # who holds a key and for what is fixed once it exists
+            return [*self.readonly_fields, "account", "holder"]
+        return self.readonly_fields
+
+    def save_model(self, request, obj: ApiKey, form, change: bool) -> None:
+        if change:
+            super().save_model(request, obj, form, change)
+            return
+        key, plaintext = api_key_create(
+            account=obj.account, holder=obj.holder, name=obj.name, tool=obj.tool,
+            default_memory=obj.default_memory,
+        )
+        obj.pk, obj.prefix = key.pk, key.prefix
+        messages.warning(request, f"New key (shown once, copy it now): {plaintext}")
+
+    @admin.action(description="Revoke selected keys")
+    def revoke(self, request, queryset) -> None:
+        keys = list(queryset.filter(revoked_at__isnull=True))
+        for key in keys:
+            api_key_revoke(key=key)
+        messages.success(request, f"Revoked {len(keys)} key(s) at {timezone.now():%Y-%m-%d %H:%M}.")

@@ -1,0 +1,77 @@
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+
+class Account(models.Model):
+    """A tenant: every memory, key and graph row belongs to exactly one."""
+
+    name = models.CharField(max_length=200)
+    created_at = models.DateTimeField(auto_now_add=True)
+    members = models.ManyToManyField(
+        settings.AUTH_USER_MODEL, through="Membership", related_name="accounts"
+    )
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Membership(models.Model):
+    class Role(models.TextChoices):
+        OWNER = "owner"
+        ADMIN = "admin"
+        MEMBER = "member"
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships"
+    )
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="memberships")
+    role = models.CharField(max_length=16, choices=Role.choices, default=Role.MEMBER)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["user", "account"], name="membership_once_per_account")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} is {self.role} of {self.account}"
+
+
+class ApiKey(models.Model):
+    """A credential: shown once as `em_<prefix>_<secret>`; only the secret's hash is kept."""
+
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="api_keys")
+    holder = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_keys"
+    )
+    name = models.CharField(max_length=100)
+    tool = models.CharField(
+        max_length=64, help_text="The agent this key is for, e.g. claude-code or support-bot."
+    )
+    prefix = models.CharField(max_length=16, unique=True, editable=False)
+    secret_hash = models.CharField(max_length=64, editable=False)
+    default_memory = models.ForeignKey(
+        "memories.Memory", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True, editable=False)
+    revoked_at = models.DateTimeField(null=True, blank=True, editable=False)
+
+    class Meta:
+        verbose_name = "API key"
+        indexes = [
+            models.Index(
+                fields=["account", "holder"], name="apikey_active_by_holder",
+                condition=Q(revoked_at__isnull=True),
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} (em_{self.prefix}_…)"
+
+    @property
+    def is_active(self) -> bool:
+        return self.revoked_at is None

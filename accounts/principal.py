@@ -1,0 +1,104 @@
+"""Who is asking: resolved from a Bearer key, or on a self-hosted box from the environment."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.utils import timezone
+
+from accounts import keys
+from accounts.models import ApiKey, Membership
+from echomem.errors import AuthenticationFailed, ConfigurationError
+
+# Writing last_used_at on every request would turn each read into a write.
+LAST_USED_RESOLUTION = timedelta(minutes=1)
+BEARER_FIX = "send the header `Authorization: Bearer em_...` with a key from your dashboard"
+
+
+@dataclass(frozen=True)
+class Principal:
+    account_id: int
+    holder_id: int
+    tool: str
+    key_id: int | None = None
+    default_memory_id: int | None = None
+
+    @property
+    def solo_partition(self) -> str:
+        """The partition label of this holder's tool; `shared` is the account-wide one."""
+        return f"solo:{self.holder_id}:{self.tool}"
+
+
+def principal_from_authorization(header: str | None) -> Principal:
+    """Resolve an `Authorization` header value; every refusal says what to send instead."""
+    if not header or not header.strip():
+        if settings.SELF_HOSTED and settings.SELF_HOSTED_USER_ID:
+            return self_hosted_principal()
+        raise AuthenticationFailed("missing Authorization header", field="Authorization",
+                                   fix=BEARER_FIX)
+    scheme, _, token = header.strip().partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise AuthenticationFailed(
+            "the Authorization header must use the Bearer scheme", field="Authorization",
+            fix=BEARER_FIX,
+        )
+    return principal_from_key(token.strip())
+
+
+def principal_from_key(plaintext: str) -> Principal:
+    parsed = keys.parse(plaintext)
+    if parsed is None:
+        raise AuthenticationFailed(
+            "the API key is malformed; keys look like em_<12 hex>_<43 characters>",
+            field="Authorization", fix="copy the whole key, as shown when it was created",
+        )
+    prefix, secret = parsed
+    key = ApiKey.objects.filter(prefix=prefix).only(
+        "id", "account_id", "holder_id", "tool", "secret_hash", "default_memory_id",
+        "revoked_at", "last_used_at",
+    ).first()
+    if key is None or not keys.secret_matches(secret, key.secret_hash):
+        raise AuthenticationFailed(
+            "the API key is not valid", field="Authorization",
+            fix="create a new key in your dashboard; keys are shown only once",
+        )
+    if key.revoked_at is not None:
+        raise AuthenticationFailed(
+            "the API key was revoked", field="Authorization",
+            fix="use an active key, or create a new one in your dashboard",
+        )
+    _touch(key)
+    return Principal(account_id=key.account_id, holder_id=key.holder_id, tool=key.tool,
+                     key_id=key.id, default_memory_id=key.default_memory_id)
+
+
+def self_hosted_principal() -> Principal:
+    """ECHO_MEMORY_USER_ID names a user; their owned (or first) account is the tenant."""
+    user_id = settings.SELF_HOSTED_USER_ID
+    user = get_user_model().objects.filter(username=user_id).first()
+    if user is None:
+        raise ConfigurationError(
+            f"ECHO_MEMORY_USER_ID={user_id} names no user; run `echo-memory quickstart` "
+            "or `echo-memory createsuperuser`, or unset ECHO_MEMORY_USER_ID to require API keys.",
+            field="ECHO_MEMORY_USER_ID",
+        )
+    memberships = Membership.objects.filter(user=user).order_by("created_at")
+    membership = (
+        memberships.filter(role=Membership.Role.OWNER).first() or memberships.first()
+    )
+    if membership is None:
+        raise ConfigurationError(
+            f"ECHO_MEMORY_USER_ID={user_id} belongs to no account; run `echo-memory quickstart`.",
+            field="ECHO_MEMORY_USER_ID",
+        )
+    return Principal(account_id=membership.account_id, holder_id=user.pk,
+                     tool=settings.SELF_HOSTED_AGENT_ID or "agent")
+
+
+def _touch(key: ApiKey) -> None:
+    now = timezone.now()
+    if key.last_used_at is None or now - key.last_used_at >= LAST_USED_RESOLUTION:
+        ApiKey.objects.filter(pk=key.pk).update(last_used_at=now)

@@ -1,0 +1,103 @@
+"""Writes on tenants: accounts, memberships, API keys."""
+
+from __future__ import annotations
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.utils import timezone
+
+from accounts import keys
+from accounts.models import Account, ApiKey, Membership
+from echomem.errors import ValidationFailed
+from memories.models import Memory
+from memories.selectors import DEFAULT_MEMORY_NAME
+from memories.services import memory_create
+
+
+@transaction.atomic
+def account_create(*, owner: AbstractBaseUser, name: str) -> Account:
+    """A new tenant owned by `owner`, with the `default` memory every account starts with."""
+    account = Account.objects.create(name=name)
+    Membership.objects.create(user=owner, account=account, role=Membership.Role.OWNER)
+    memory_create(account_id=account.pk, name=DEFAULT_MEMORY_NAME,
+                  description="Created with the account.")
+    return account
+
+
+def api_key_check(
+    *, account: Account, holder: AbstractBaseUser, tool: str, default_memory: Memory | None
+) -> None:
+    """The rules a key request must meet; forms call this to show errors before saving."""
+    if not Membership.objects.filter(account=account, user=holder).exists():
+        raise ValidationFailed("the key holder is not a member of this account", field="holder",
+                               fix="add the user to the account first")
+    if default_memory is not None and default_memory.account_id != account.pk:
+        raise ValidationFailed("the default memory belongs to another account",
+                               field="default_memory", fix="pick a memory of this account")
+    if not tool.strip():
+        raise ValidationFailed("a key needs a tool label", field="tool",
+                               fix="name the agent that will use it, e.g. claude-code")
+
+
+@transaction.atomic
+def api_key_create(
+    *, account: Account, holder: AbstractBaseUser, name: str, tool: str,
+    default_memory: Memory | None = None,
+) -> tuple[ApiKey, str]:
+    """Issue a key; the plaintext is returned here once and never stored."""
+    api_key_check(account=account, holder=holder, tool=tool, default_memory=default_memory)
+    tool = tool.strip()
+    issued = keys.issue()
+    key = ApiKey.objects.create(
+        account=account, holder=holder, name=name.strip() or tool, tool=tool,
+        prefix=issued.prefix, secret_hash=issued.secret_hash, default_memory=default_memory,
+    )
+    return key, issued.plaintext
+
+
+def api_key_revoke(*, key: ApiKey) -> ApiKey:
+    if key.revoked_at is None:
+        key.revoked_at = timezone.now()
+        ApiKey.objects.filter(pk=key.pk, revoked_at__isnull=True).update(revoked_at=key.revoked_at)
+    return key
+
+
+QUICKSTART_TOOL = "quickstart"
+
+
+@transaction.atomic
+def local_owner_ensure(*, username: str) -> tuple[AbstractBaseUser, Account, bool]:
+    """The single box's owner and account; a second run finds and reuses them.
+
+    The user gets no usable password: `echo-memory manage changepassword <name>`
+    sets one when they want to sign in to the dashboard.
+    """
+    from django.contrib.auth import get_user_model
+
+    user_model = get_user_model()
+    user, _ = user_model.objects.get_or_create(
+        username=username, defaults={"is_staff": True, "is_superuser": True}
+    )
+    if not user.has_usable_password() and user.password == "":
+        user.set_unusable_password()
+        user.save(update_fields=["password"])
+    owned = Membership.objects.filter(user=user, role=Membership.Role.OWNER).order_by("created_at")
+    membership = owned.select_related("account").first()
+    if membership is not None:
+        return user, membership.account, False
+    return user, account_create(owner=user, name=f"{username}'s account"), True
+
+
+def quickstart_key(
+    *, account: Account, holder: AbstractBaseUser, new: bool
+) -> tuple[ApiKey, str | None]:
+    """The quickstart key: reused if one is active (plaintext None: it was shown once)."""
+    if not new:
+        existing = ApiKey.objects.filter(
+            account=account, holder=holder, tool=QUICKSTART_TOOL, revoked_at__isnull=True
+        ).order_by("created_at").first()
+        if existing is not None:
+            return existing, None
+    default = Memory.objects.get(account=account, name=DEFAULT_MEMORY_NAME)
+    return api_key_create(account=account, holder=holder, name="quickstart",
+                          tool=QUICKSTART_TOOL, default_memory=default)

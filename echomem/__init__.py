@@ -1,0 +1,3 @@
+"""Echo Memory: persistent memory for AI agents."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,274 @@
+"""The `echo-memory` command: set up, run and inspect a server."""
+
+from __future__ import annotations
+
+import getpass
+import os
+import sys
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
+
+import click
+
+from echomem.errors import ConfigurationError
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8000
+
+host_option = click.option("--host", default=DEFAULT_HOST, show_default=True,
+                           envvar="ECHO_MEMORY_HOST", help="Address to listen on.")
+port_option = click.option("--port", default=DEFAULT_PORT, show_default=True,
+                           type=click.IntRange(1, 65535), envvar="ECHO_MEMORY_PORT",
+                           help="TCP port to listen on.")
+
+
+def _clean_errors(command: Callable[..., Any]) -> Callable[..., Any]:
+    """A configuration problem is one sentence on stderr and exit code 2, never a traceback."""
+
+    @wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return command(*args, **kwargs)
+        except ConfigurationError as exc:
+            click.echo(f"echo-memory: {exc.message}", err=True)
+            sys.exit(2)
+
+    return wrapper
+
+
+def _prepare(start_database: bool = True):
+    from echomem.runtime import prepare
+
+    return prepare(start_database=start_database)
+
+
+def _migrate(verbosity: int = 0) -> None:
+    from django.core.management import call_command
+
+    call_command("migrate", interactive=False, verbosity=verbosity)
+    call_command("createcachetable", verbosity=verbosity)
+
+
+def _endpoint(host: str, port: int) -> str:
+    from django.conf import settings
+
+    if settings.PUBLIC_URL:
+        return f"{settings.PUBLIC_URL}/mcp"
+    shown = "127.0.0.1" if host in {"0.0.0.0", "::", ""} else host
+    shown = f"[{shown}]" if ":" in shown else shown
+    return f"http://{shown}:{port}/mcp"
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="echo-mem", prog_name="echo-memory")
+def main() -> None:
+    """Echo Memory: persistent memory for AI agents, served over MCP.
+
+    Without DATABASE_URL, every command uses the embedded PostgreSQL (with pgvector)
+    kept in $ECHO_MEMORY_HOME, starting it when needed and stopping it on exit.
+    """
+
+
+@main.command()
+@host_option
+@port_option
+@click.option("--user", "username", envvar="ECHO_MEMORY_USER_ID",
+              help="Owner account's user name  [default: your login name].")
+@click.option("--new-key", is_flag=True, help="Issue a fresh API key even if one exists.")
+@click.option("--no-serve", is_flag=True, help="Set everything up, print it, and exit.")
+@_clean_errors
+def quickstart(host: str, port: int, username: str | None, new_key: bool, no_serve: bool) -> None:
+    """Start the database, migrate, create an owner, a `default` memory and a key, then serve.
+
+    Runs without prompts. A second run reuses the account and its key (keys are
+    shown once; pass --new-key for another).
+    """
+    from echomem.server import check_port_free, serve
+
+    if not no_serve:
+        check_port_free(host, port)
+    runtime = _prepare()
+    _migrate()
+    from accounts.services import local_owner_ensure, quickstart_key
+
+    username = username or _login_name()
+    user, account, created = local_owner_ensure(username=username)
+    key, plaintext = quickstart_key(account=account, holder=user, new=new_key)
+    endpoint = _endpoint(host, port)
+    where = "embedded PostgreSQL in " + str(runtime.home / "pgdata") if runtime.embedded \
+        else "DATABASE_URL"
+    click.echo(f"Echo Memory {'is set up' if created else 'found your existing account'}.")
+    click.echo(f"  home:      {runtime.home}")
+    click.echo(f"  database:  {where}")
+    click.echo(f"  account:   {account.name} (owner: {user.get_username()}), memory: default")
+    click.echo(f"  endpoint:  {endpoint}")
+    if plaintext:
+        click.echo(f"  API key:   {plaintext}")
+        click.echo("             (shown once: store it now)")
+        shown_key = plaintext
+    else:
+        click.echo(f"  API key:   em_{key.prefix}_… (shown when it was created; "
+                   "run with --new-key for a fresh one)")
+        shown_key = "<your key>"
+    click.echo("\nConnect Claude Code:")
+    click.echo(f'  claude mcp add --transport http echo-memory {endpoint} '
+               f'--header "Authorization: Bearer {shown_key}"')
+    click.echo(f"\nSign in to the dashboard after setting a password: "
+               f"echo-memory manage changepassword {user.get_username()}")
+    if no_serve:
+        return
+    click.echo(f"\nServing on http://{host}:{port}/ (Ctrl-C stops the server and the database).")
+    sys.stdout.flush()
+    serve(home=runtime.home, host=host, port=port, workers=1, threads=8)
+
+
+@main.command(name="serve")
+@host_option
+@port_option
+@click.option("--workers", default=1, show_default=True, type=click.IntRange(1, 64),
+              envvar="ECHO_MEMORY_WORKERS",
+              help="Worker processes (any worker serves any session).")
+@click.option("--threads", default=8, show_default=True, type=click.IntRange(1, 256),
+              envvar="ECHO_MEMORY_THREADS", help="Threads per worker.")
+@_clean_errors
+def serve_command(host: str, port: int, workers: int, threads: int) -> None:
+    """Serve the web app and the MCP endpoint.
+
+    On the embedded database, pending migrations are applied first; with
+    DATABASE_URL, run `echo-memory migrate` as a deploy step instead.
+    """
+    from echomem.server import check_port_free, serve
+
+    check_port_free(host, port)
+    runtime = _prepare()
+    if runtime.embedded:
+        _migrate()
+    else:
+        _refuse_pending_migrations()
+    click.echo(f"Serving on http://{host}:{port}/ ; MCP endpoint {_endpoint(host, port)}")
+    sys.stdout.flush()
+    serve(home=runtime.home, host=host, port=port, workers=workers, threads=threads)
+
+
+def _refuse_pending_migrations() -> None:
+    from django.db import connection
+    from django.db.migrations.executor import MigrationExecutor
+
+    executor = MigrationExecutor(connection)
+    if executor.migration_plan(executor.loader.graph.leaf_nodes()):
+        raise ConfigurationError(
+            "the database at DATABASE_URL has unapplied migrations; "
+            "run `echo-memory migrate` before serving."
+        )
+
+
+@main.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
+@click.pass_context
+@_clean_errors
+def migrate(ctx: click.Context) -> None:
+    """Apply database migrations (extra arguments go to Django's migrate)."""
+    _prepare()
+    from django.core.management import call_command
+
+    call_command("migrate", *ctx.args, interactive=False)
+    call_command("createcachetable")
+
+
+@main.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
+@click.pass_context
+@_clean_errors
+def createsuperuser(ctx: click.Context) -> None:
+    """Create an administrator (arguments go to Django's createsuperuser)."""
+    _manage(["createsuperuser", *ctx.args])
+
+
+@main.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
+@click.pass_context
+@_clean_errors
+def manage(ctx: click.Context) -> None:
+    """Run any Django management command against this server's database."""
+    _manage(ctx.args)
+
+
+def _manage(argv: list[str]) -> None:
+    _prepare()
+    from django.core.management import execute_from_command_line
+
+    execute_from_command_line(["echo-memory manage", *argv])
+
+
+@main.command()
+@click.option("--concurrency", default=2, show_default=True, type=click.IntRange(1, 64),
+              help="Worker processes.")
+@_clean_errors
+def worker(concurrency: int) -> None:
+    """Run a Celery worker (production: embeds new facts, housekeeping).
+
+    Needs REDIS_URL (or CELERY_BROKER_URL). The single box embeds in process and
+    needs no worker.
+    """
+    if not (os.environ.get("CELERY_BROKER_URL") or os.environ.get("REDIS_URL")):
+        raise ConfigurationError(
+            "the worker needs a broker: set REDIS_URL (or CELERY_BROKER_URL); "
+            "the single box embeds new facts in process and needs no worker."
+        )
+    _prepare()
+    from echomem.celery import app
+
+    app.worker_main(["worker", "--loglevel=INFO", f"--concurrency={concurrency}"])
+
+
+@main.command()
+@_clean_errors
+def status() -> None:
+    """Show the home, the database, the running server and what the box holds."""
+    import httpx
+
+    from echomem import embedded_db
+    from echomem.home import echo_home
+    from echomem.server import recorded_server
+
+    home = echo_home()
+    external = os.environ.get("DATABASE_URL", "").strip()
+    click.echo(f"home:      {home}")
+    if external:
+        click.echo("database:  DATABASE_URL")
+    else:
+        pid = embedded_db.is_running(home)
+        state = f"running (pid {pid})" if pid else "stopped"
+        click.echo(f"database:  embedded PostgreSQL in {home / 'pgdata'}: {state}")
+        if not pid:
+            click.echo("server:    not running (start it with `echo-memory serve`)")
+            return
+    server = recorded_server(home)
+    if server:
+        url = f"http://{server['host']}:{server['port']}/healthz"
+        try:
+            healthy = httpx.get(url, timeout=3).status_code == 200
+        except httpx.HTTPError:
+            healthy = False
+        click.echo(f"server:    pid {server['pid']} on {server['host']}:{server['port']} "
+                   f"({'healthy' if healthy else 'not answering'})")
+    else:
+        click.echo("server:    not running (start it with `echo-memory serve`)")
+    _prepare()
+    from django.db import connection
+    from django.db.migrations.executor import MigrationExecutor
+
+    from accounts.models import Account, ApiKey
+    from memories.models import Memory
+
+    executor = MigrationExecutor(connection)
+    pending = len(executor.migration_plan(executor.loader.graph.leaf_nodes()))
+    click.echo(f"migrations: {'up to date' if not pending else f'{pending} pending'}")
+    if not pending:
+        click.echo(f"accounts:  {Account.objects.count()}, memories: {Memory.objects.count()}, "
+                   f"active keys: {ApiKey.objects.filter(revoked_at__isnull=True).count()}")
+
+
+def _login_name() -> str:
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return "owner"

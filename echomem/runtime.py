@@ -1,0 +1,95 @@
+"""Everything that must be true before Django starts: a writable home and a usable database.
+
+The CLI and manage.py both call `prepare()`, so a misconfiguration is reported as
+one sentence naming the variable and the fix, before any traceback can happen.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from echomem import embedded_db
+from echomem.errors import ConfigurationError
+from echomem.home import echo_home, ensure_writable_home
+
+EMBEDDED_URL_VARIABLE = "ECHO_MEMORY_EMBEDDED_DATABASE_URL"
+
+
+@dataclass(frozen=True)
+class Runtime:
+    home: Path
+    database_url: str
+    embedded: bool
+
+
+def prepare(*, start_database: bool = True) -> Runtime:
+    """Check the home, then start or check the database, then set Django up.
+
+    With `start_database=False` (e.g. `manage.py check --deploy`) no database is touched.
+    """
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "echomem.settings")
+    external = os.environ.get("DATABASE_URL", "").strip()
+    # Production (external database and its own SECRET_KEY) keeps nothing in the home.
+    needs_home = not external or not os.environ.get("SECRET_KEY")
+    home = ensure_writable_home() if needs_home else echo_home()
+    if start_database and external:
+        check_external_database(external)
+    elif start_database:
+        database = embedded_db.start(home)
+        os.environ[EMBEDDED_URL_VARIABLE] = database.url
+    import django
+
+    django.setup()
+    url = external or os.environ.get(EMBEDDED_URL_VARIABLE, "")
+    return Runtime(home=home, database_url=url, embedded=not external)
+
+
+def check_external_database(url: str) -> None:
+    """Refuse a DATABASE_URL we cannot use, in one sentence, before migrations fail on it."""
+    import psycopg
+
+    shown = _redact(url)
+    if not url.startswith(("postgres://", "postgresql://")):
+        raise ConfigurationError(
+            f"DATABASE_URL={shown} is not a PostgreSQL URL; use postgresql://user:password@host/db "
+            "or unset DATABASE_URL to use the embedded database."
+        )
+    try:
+        libpq_url = url.replace("postgres://", "postgresql://", 1)
+        with psycopg.connect(libpq_url, connect_timeout=5) as conn:
+            row = conn.execute(
+                "SELECT count(*) FILTER (WHERE name = 'vector'), "
+                "count(*) FILTER (WHERE name = 'pg_trgm') "
+                "FROM pg_available_extensions WHERE name IN ('vector', 'pg_trgm')"
+            ).fetchone()
+    except psycopg.Error as exc:
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else exc.__class__.__name__
+        raise ConfigurationError(
+            f"DATABASE_URL={shown} cannot be reached ({reason}); check host, port and "
+            "credentials, or unset DATABASE_URL to use the embedded database."
+        ) from exc
+    has_vector, has_trgm = row
+    if not has_vector:
+        raise ConfigurationError(
+            f"DATABASE_URL={shown} points at a PostgreSQL without the pgvector extension; "
+            "install pgvector on that server (https://github.com/pgvector/pgvector#installation) "
+            "or unset DATABASE_URL to use the embedded database, which includes it."
+        )
+    if not has_trgm:
+        raise ConfigurationError(
+            f"DATABASE_URL={shown} points at a PostgreSQL without the pg_trgm extension; "
+            "install the server's contrib package or unset DATABASE_URL."
+        )
+
+
+def _redact(url: str) -> str:
+    """The URL with its password replaced, so errors can be pasted into a ticket."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    if parts.password:
+        netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
+        parts = parts._replace(netloc=netloc)
+    return urlunsplit(parts)

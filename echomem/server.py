@@ -1,0 +1,93 @@
+"""`echo-memory serve`: gunicorn with threaded workers, run inside our own process.
+
+Running gunicorn in-process (rather than exec'ing it) keeps this process the owner
+of the embedded database handle, so the database stops when the server stops.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import socket
+from pathlib import Path
+
+from gunicorn.app.base import BaseApplication
+
+from echomem.errors import ConfigurationError
+
+SERVER_FILE = "server.json"
+
+
+def check_port_free(host: str, port: int) -> None:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            raise ConfigurationError(
+                f"port {port} on {host} is already in use ({exc.strerror}); pass --port "
+                "(or set ECHO_MEMORY_PORT) with a free port, or stop the other process."
+            ) from exc
+
+
+class _Gunicorn(BaseApplication):
+    def __init__(self, options: dict[str, object]):
+        self.options = options
+        super().__init__()
+
+    def load_config(self) -> None:
+        for key, value in self.options.items():
+            self.cfg.set(key, value)
+
+    def load(self):
+        from echomem.wsgi import application
+
+        return application
+
+
+def serve(*, home: Path, host: str, port: int, workers: int, threads: int) -> None:
+    from django.db import connections
+
+    # Connections opened before the fork (migrations) must not be shared by workers.
+    connections.close_all()
+    _record_server(home, host, port)
+    _Gunicorn({
+        "bind": f"[{host}]:{port}" if ":" in host else f"{host}:{port}",
+        "workers": workers,
+        "threads": threads,
+        "worker_class": "gthread",
+        "timeout": 60,
+        "graceful_timeout": 10,
+        "keepalive": 5,
+        "accesslog": "-",
+        "errorlog": "-",
+        "loglevel": "info",
+        "proc_name": "echo-memory",
+        "control_socket_disable": True,
+    }).run()
+
+
+def _record_server(home: Path, host: str, port: int) -> None:
+    """Let `echo-memory status` find this server; removed again on exit."""
+    path = home / SERVER_FILE
+    owner = os.getpid()
+    path.write_text(json.dumps({"pid": owner, "host": host, "port": port}))
+
+    def _forget() -> None:
+        # Forked workers inherit atexit handlers; only the process that wrote it removes it.
+        if os.getpid() == owner and (recorded_server(home) or {}).get("pid") in (owner, None):
+            path.unlink(missing_ok=True)
+
+    atexit.register(_forget)
+
+
+def recorded_server(home: Path) -> dict[str, object] | None:
+    try:
+        data = json.loads((home / SERVER_FILE).read_text())
+    except (OSError, ValueError):
+        return None
+    import psutil
+
+    return data if psutil.pid_exists(int(data.get("pid", 0))) else None

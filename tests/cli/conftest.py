@@ -1,0 +1,82 @@
+"""Drive the installed `echo-memory` command as a user would: real processes, real ports."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+ECHO_MEMORY = str(Path(sys.executable).parent / "echo-memory")
+# Variables of the test process that must not leak into the product's own processes.
+TEST_ONLY = ("DJANGO_SETTINGS_MODULE", "ECHO_MEMORY_EMBEDDED_DATABASE_URL", "SECRET_KEY",
+             "DATABASE_URL", "ECHO_MEMORY_HOME", "REDIS_URL", "CELERY_BROKER_URL",
+             "ECHO_MEMORY_USER_ID", "ECHO_MEMORY_PORT", "ECHO_MEMORY_HOST")
+
+
+def cli_env(home: Path | str, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in TEST_ONLY}
+    env["ECHO_MEMORY_HOME"] = str(home)
+    env.update(extra)
+    return env
+
+
+def run_cli(*args: str, env: dict[str, str], timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run([ECHO_MEMORY, *args], env=env, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+class Server:
+    """A background `echo-memory` process whose output is collected to a file."""
+
+    def __init__(self, args: list[str], env: dict[str, str], log: Path):
+        self.log = log
+        self.handle = log.open("w")
+        self.process = subprocess.Popen([ECHO_MEMORY, *args], env=env, stdout=self.handle,
+                                        stderr=subprocess.STDOUT, text=True)
+
+    def output(self) -> str:
+        return self.log.read_text()
+
+    def wait_healthy(self, port: int, timeout: float = 90) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise AssertionError(f"server exited early:\n{self.output()}")
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.3)
+        raise AssertionError(f"server not healthy after {timeout}s:\n{self.output()}")
+
+    def stop(self) -> int:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGINT)
+            try:
+                self.process.wait(30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self.handle.close()
+        return self.process.returncode
+
+
+@pytest.fixture
+def servers():
+    started: list[Server] = []
+
+    def start(args: list[str], env: dict[str, str], log: Path) -> Server:
+        server = Server(args, env, log)
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        server.stop()

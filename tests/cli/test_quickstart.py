@@ -1,0 +1,87 @@
+"""`echo-memory quickstart` and `serve` as a user runs them, on a fresh home."""
+
+from __future__ import annotations
+
+import re
+
+import httpx
+import pytest
+
+from tests.cli.conftest import cli_env, run_cli
+from tests.harness import free_port
+
+KEY = re.compile(r"API key:\s+(em_[0-9a-f]{12}_[A-Za-z0-9_-]{43})")
+
+
+@pytest.fixture
+def home(tmp_path):
+    return tmp_path / "home"
+
+
+def test_quickstart_serves_on_localhost_and_prints_a_working_key(home, servers, tmp_path):
+    port = free_port()
+    server = servers(["quickstart", "--port", str(port)], cli_env(home), tmp_path / "qs.log")
+    server.wait_healthy(port)
+    output = server.output()
+    key = KEY.search(output)[1]
+    endpoint = f"http://127.0.0.1:{port}/mcp"
+    assert f"endpoint:  {endpoint}" in output
+    assert (f'claude mcp add --transport http echo-memory {endpoint} '
+            f'--header "Authorization: Bearer {key}"') in output
+    listed = httpx.get(f"http://127.0.0.1:{port}/api/v1/memories",
+                       headers={"Authorization": f"Bearer {key}"})
+    assert listed.status_code == 200
+    assert [m["name"] for m in listed.json()["memories"]] == ["default"]
+    assert httpx.get(f"http://127.0.0.1:{port}/api/v1/memories").status_code == 401
+
+    # A second run (here without serving) finds the same account and does not print a key.
+    again = run_cli("quickstart", "--no-serve", env=cli_env(home))
+    assert again.returncode == 0, again.stderr
+    assert "found your existing account" in again.stdout
+    assert KEY.search(again.stdout) is None
+    assert f"em_{key[3:15]}_…" in again.stdout
+    status = run_cli("status", env=cli_env(home))
+    assert "accounts:  1, memories: 1, active keys: 1" in status.stdout
+    assert f"on 127.0.0.1:{port} (healthy)" in status.stdout
+
+    # --new-key issues another, and it works against the running server.
+    fresh = run_cli("quickstart", "--no-serve", "--new-key", env=cli_env(home))
+    new_key = KEY.search(fresh.stdout)[1]
+    assert new_key != key
+    assert httpx.get(f"http://127.0.0.1:{port}/api/v1/memories",
+                     headers={"Authorization": f"Bearer {new_key}"}).status_code == 200
+
+    assert server.stop() == 0
+    assert "stopped" in run_cli("status", env=cli_env(home)).stdout
+
+
+def test_a_second_serve_on_the_same_home_joins_the_running_database(home, servers, tmp_path):
+    env = cli_env(home)
+    assert run_cli("quickstart", "--no-serve", env=env).returncode == 0
+    first_port, second_port = free_port(), free_port()
+    first = servers(["serve", "--port", str(first_port)], env, tmp_path / "first.log")
+    first.wait_healthy(first_port)
+    postmaster = (home / "pgdata" / "postmaster.pid").read_text().splitlines()[0]
+    second = servers(["serve", "--port", str(second_port)], env, tmp_path / "second.log")
+    second.wait_healthy(second_port)
+    assert (home / "pgdata" / "postmaster.pid").read_text().splitlines()[0] == postmaster
+
+    assert first.stop() == 0
+    # The database outlives the first server because the second still uses it.
+    assert httpx.get(f"http://127.0.0.1:{second_port}/healthz").json() == {"status": "ok"}
+    assert second.stop() == 0
+    assert not (home / "pgdata" / "postmaster.pid").exists()
+    # And the data survived both: a later start sees the same account.
+    assert "found your existing account" in run_cli("quickstart", "--no-serve", env=env).stdout
+
+
+def test_every_command_has_help(home):
+    commands = ["quickstart", "serve", "migrate", "createsuperuser", "manage", "worker", "status"]
+    top = run_cli("--help", env=cli_env(home))
+    assert top.returncode == 0
+    for command in commands:
+        assert command in top.stdout
+        result = run_cli(command, "--help", env=cli_env(home))
+        assert result.returncode == 0, (command, result.stderr)
+        assert "Usage: echo-memory " + command in result.stdout
+    assert not home.exists(), "--help must not create the home or start a database"

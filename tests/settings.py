@@ -1,0 +1,18 @@
+"""Test settings: the product's settings on services started for this session."""
+
+import os
+
+from tests import harness
+
+os.environ.pop("DATABASE_URL", None)  # tests always run on their own embedded server
+os.environ.setdefault("SECRET_KEY", "test-only-" + "k" * 64)
+os.environ["ECHO_MEMORY_HOME"] = str(harness.start_postgres())
+harness.ensure_redis()
+
+from echomem.settings import *  # noqa: E402,F403
+
+# The hosted shape is the default under test; self-hosted behaviour is opted into per test.
+SELF_HOSTED = False
+SELF_HOSTED_USER_ID = ""
+SELF_HOSTED_AGENT_ID = ""
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast logins in tests
