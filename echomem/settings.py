@@ -11,6 +11,7 @@ from pathlib import Path
 
 import environ
 
+from echomem.errors import ConfigurationError
 from echomem.home import echo_home, persistent_secret_key
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -58,6 +59,16 @@ else:
 
 CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default=REDIS_URL)
 CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
+
+# Where new facts are embedded and indexed: see memories/indexing.py.
+ECHO_MEMORY_INDEXING = env.str(
+    "ECHO_MEMORY_INDEXING", default="celery" if CELERY_BROKER_URL else "thread"
+)
+if ECHO_MEMORY_INDEXING not in {"inline", "thread", "celery"}:
+    raise ConfigurationError(
+        f"ECHO_MEMORY_INDEXING={ECHO_MEMORY_INDEXING} is not a mode; set it to inline, thread "
+        "or celery, or unset it for the default."
+    )
 
 INSTALLED_APPS = [
     "django.contrib.admin",

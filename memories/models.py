@@ -1,12 +1,22 @@
 from __future__ import annotations
 
+import uuid
+
+from django.conf import settings
+from django.contrib.postgres.indexes import GinIndex, OpClass
+from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.core.validators import RegexValidator
 from django.db import models
+from django.db.models import Q
+from pgvector.django import HnswIndex, VectorField
 
+EMBEDDING_DIMENSIONS = 384
 MEMORY_NAME_RULE = "1-64 characters: lowercase letters, digits, '-' and '_'"
 memory_name_validator = RegexValidator(
     r"^[a-z0-9_-]{1,64}\Z", message=f"A memory name must be {MEMORY_NAME_RULE}."
 )
+ACTIVE = Q(superseded_at__isnull=True)
+TEXT_SEARCH_CONFIG = "english"
 
 
 class Memory(models.Model):
@@ -28,3 +38,230 @@ class Memory(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+
+class Episode(models.Model):
+    """Provenance: one write_episode call that stored something."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="episodes")
+    partition = models.CharField(max_length=200)
+    session_id = models.CharField(max_length=200, blank=True, default="")
+    project = models.CharField(max_length=200, blank=True, default="")
+    holder = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL,
+                               related_name="+")
+    tool = models.CharField(max_length=64)
+    key = models.ForeignKey("accounts.ApiKey", null=True, on_delete=models.SET_NULL,
+                            related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+
+class Entity(models.Model):
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="entities")
+    partition = models.CharField(max_length=200)
+    name = models.CharField(max_length=500)
+    normalized_name = models.CharField(max_length=500)
+    # Initials of a multi-word name ('nyc' for New York City), to find abbreviations by index.
+    initials = models.CharField(max_length=100, blank=True, default="")
+    type = models.CharField(max_length=100)
+    name_embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS, null=True)
+    episode = models.ForeignKey(Episode, null=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        verbose_name_plural = "entities"
+        constraints = [
+            models.UniqueConstraint(fields=["memory", "partition", "name"],
+                                    name="entity_name_per_partition"),
+        ]
+        indexes = [
+            models.Index(fields=["memory", "partition", "normalized_name"],
+                         name="entity_normalized"),
+            models.Index(fields=["memory", "partition", "initials"], name="entity_initials",
+                         condition=~Q(initials="")),
+            GinIndex(OpClass("normalized_name", name="gin_trgm_ops"), name="entity_name_trgm"),
+            HnswIndex(name="entity_name_embedding", fields=["name_embedding"],
+                      opclasses=["vector_cosine_ops"], m=16, ef_construction=64),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.type})"
+
+
+class Fact(models.Model):
+    """An edge (source, relation_type, target) with its sentence; one live edge per key."""
+
+    class Confidence(models.TextChoices):
+        EXTRACTED = "extracted"
+        INFERRED = "inferred"
+        AMBIGUOUS = "ambiguous"
+
+    class CausalHint(models.TextChoices):
+        CAUSED_BY = "caused_by"
+        LED_TO = "led_to"
+        ENABLED_BY = "enabled_by"
+        BLOCKED_BY = "blocked_by"
+        CONTRADICTS = "contradicts"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="facts")
+    partition = models.CharField(max_length=200)
+    source = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="facts_out")
+    target = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="facts_in")
+    relation_type = models.CharField(max_length=200)
+    fact = models.TextField()
+    confidence = models.CharField(max_length=16, choices=Confidence.choices)
+    causal_hint = models.CharField(max_length=16, choices=CausalHint.choices, null=True)
+    session_id = models.CharField(max_length=200, blank=True, default="")
+    project = models.CharField(max_length=200, blank=True, default="")
+    episode = models.ForeignKey(Episode, on_delete=models.CASCADE, related_name="facts")
+    # Order within the episode: the indexer embeds a fact with the one before it as context.
+    position = models.PositiveIntegerField(default=0)
+    written_by_holder = models.ForeignKey(settings.AUTH_USER_MODEL, null=True,
+                                          on_delete=models.SET_NULL, related_name="+")
+    written_by_tool = models.CharField(max_length=64)
+    written_by_key = models.ForeignKey("accounts.ApiKey", null=True, on_delete=models.SET_NULL,
+                                       related_name="+")
+    created_at = models.DateTimeField()
+    superseded_at = models.DateTimeField(null=True)
+    superseded_by = models.OneToOneField("self", null=True, on_delete=models.SET_NULL,
+                                         related_name="supersedes")
+    valid_at = models.DateTimeField(null=True)
+    invalid_at = models.DateTimeField(null=True)
+    # What is embedded and indexed for words: the sentence with its endpoints' names.
+    search_text = models.TextField()
+    embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS, null=True)
+    search_vector = models.GeneratedField(
+        expression=SearchVector("search_text", config=TEXT_SEARCH_CONFIG),
+        output_field=SearchVectorField(), db_persist=True,
+    )
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["memory", "partition", "source", "target", "relation_type"],
+                condition=ACTIVE, name="one_live_edge_per_key",
+            ),
+            models.CheckConstraint(
+                condition=Q(invalid_at__isnull=True) | Q(valid_at__isnull=True)
+                | Q(invalid_at__gte=models.F("valid_at")),
+                name="fact_valid_before_invalid",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["memory", "partition", "-created_at"], condition=ACTIVE,
+                         name="fact_live_recent"),
+            models.Index(fields=["memory", "partition", "created_at"], name="fact_by_time"),
+            models.Index(fields=["source"], condition=Q(causal_hint__isnull=False) & ACTIVE,
+                         name="fact_causal_source"),
+            models.Index(fields=["target"], condition=Q(causal_hint__isnull=False) & ACTIVE,
+                         name="fact_causal_target"),
+            models.Index(fields=["memory", "partition"], condition=Q(embedding__isnull=True),
+                         name="fact_unembedded"),
+            GinIndex(fields=["search_vector"], name="fact_search_vector"),
+            HnswIndex(name="fact_embedding", fields=["embedding"],
+                      opclasses=["vector_cosine_ops"], m=16, ef_construction=64),
+        ]
+
+    def __str__(self) -> str:
+        return self.fact[:80]
+
+
+class TermStat(models.Model):
+    """Document frequency of each word per memory partition, for BM25 weighting.
+
+    Maintained by the indexer together with embeddings, so a write never waits on it.
+    """
+
+    memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="+")
+    partition = models.CharField(max_length=200)
+    term = models.TextField()
+    df = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["memory", "partition", "term"], name="term_once"),
+        ]
+
+
+class CorpusStat(models.Model):
+    """Per partition: how many facts are indexed and their total length (BM25's avgdl)."""
+
+    memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="+")
+    partition = models.CharField(max_length=200)
+    documents = models.PositiveIntegerField(default=0)
+    tokens = models.BigIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["memory", "partition"], name="corpus_once"),
+        ]
+
+
+class AuditEvent(models.Model):
+    """Append-only record of every mutation; `hash` chains each account's events in order.
+
+    A trigger (migration 0004) refuses UPDATE and DELETE outside account erasure, and
+    the chain makes an altered or missing row detectable (`audit_verify`). References
+    other than the account are plain ids without foreign keys, so deleting a memory,
+    key or user never has to rewrite history.
+    """
+
+    account = models.ForeignKey("accounts.Account", on_delete=models.CASCADE,
+                                related_name="audit_events")
+    seq = models.BigIntegerField()
+    memory = models.ForeignKey(Memory, null=True, on_delete=models.DO_NOTHING,
+                               db_constraint=False, related_name="+")
+    memory_name = models.CharField(max_length=64, blank=True, default="")
+    partition = models.CharField(max_length=200)
+    action = models.CharField(max_length=64)
+    object_id = models.CharField(max_length=64, blank=True, default="")
+    session_id = models.CharField(max_length=200, blank=True, default="")
+    holder_id = models.BigIntegerField(null=True)
+    tool = models.CharField(max_length=64, blank=True, default="")
+    key_id = models.BigIntegerField(null=True)
+    before = models.JSONField(null=True)
+    after = models.JSONField(null=True)
+    created_at = models.DateTimeField()
+    prev_hash = models.CharField(max_length=64)
+    hash = models.CharField(max_length=64)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["account", "seq"], name="audit_seq_per_account"),
+        ]
+        indexes = [
+            models.Index(fields=["account", "memory", "partition", "seq"],
+                         name="audit_by_partition"),
+            models.Index(fields=["account", "created_at"], name="audit_by_time"),
+        ]
+
+
+class AuditChainHead(models.Model):
+    """The last link of an account's audit chain; its row lock orders concurrent writers."""
+
+    account = models.OneToOneField("accounts.Account", primary_key=True,
+                                   on_delete=models.CASCADE, related_name="+")
+    seq = models.BigIntegerField(default=0)
+    hash = models.CharField(max_length=64)
+
+
+class RecallSave(models.Model):
+    """A recalled fact saved someone from re-explaining: who wrote it, who read it."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    fact = models.ForeignKey(Fact, on_delete=models.CASCADE, related_name="recall_saves")
+    memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="+")
+    partition = models.CharField(max_length=200)
+    writer_holder = models.ForeignKey(settings.AUTH_USER_MODEL, null=True,
+                                      on_delete=models.SET_NULL, related_name="+")
+    writer_tool = models.CharField(max_length=64)
+    reader_holder = models.ForeignKey(settings.AUTH_USER_MODEL, null=True,
+                                      on_delete=models.SET_NULL, related_name="+")
+    reader_tool = models.CharField(max_length=64)
+    reader_key = models.ForeignKey("accounts.ApiKey", null=True, on_delete=models.SET_NULL,
+                                   related_name="+")
+    note = models.TextField()
+    session_id = models.CharField(max_length=200, blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)

@@ -1,12 +1,39 @@
-"""Every write the engine makes."""
+"""Every write the engine makes. Each is one transaction and records its own audit events."""
 
 from __future__ import annotations
 
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
+from django.utils import timezone
 
-from echomem.errors import ValidationFailed
-from memories.models import MEMORY_NAME_RULE, Memory, memory_name_validator
+from accounts.principal import Principal
+from echomem.errors import NotFound, ValidationFailed
+from memories import indexing
+from memories.audit import Change, audit_record
+from memories.models import (
+    MEMORY_NAME_RULE,
+    Entity,
+    Episode,
+    Fact,
+    Memory,
+    RecallSave,
+    memory_name_validator,
+)
+from memories.names import initials, normalize
+from memories.resolution import resolve
+from memories.schemas import FactIn, RecordRecallSaveArgs, WriteEpisodeArgs
+from memories.scopes import partition_for
+from memories.search_text import search_text_for
+from memories.selectors import memory_for
+
+# Races on a unique constraint (two writers creating one key or one entity) are
+# resolved by running the losing transaction again: it then sees the winner's row.
+RETRIED_CONSTRAINTS = {"one_live_edge_per_key", "entity_name_per_partition"}
+MAX_ATTEMPTS = 8
 
 
 def memory_create(*, account_id: int, name: str, description: str = "") -> Memory:
@@ -26,3 +53,211 @@ def memory_create(*, account_id: int, name: str, description: str = "") -> Memor
             f"a memory named {name!r} already exists in this account", field="name",
             fix="choose another name, or use the existing memory",
         ) from None
+
+
+def write_episode(principal: Principal, args: WriteEpisodeArgs) -> dict[str, Any]:
+    """Store an episode whole, or defer it whole if any name is ambiguous."""
+    memory = memory_for(principal, args.memory)
+    partition = partition_for(principal, args.scope)
+    for attempt in range(MAX_ATTEMPTS):
+        try:
+            with transaction.atomic():
+                return _write_episode(principal, memory, partition, args)
+        except IntegrityError as exc:
+            constraint = getattr(getattr(exc.__cause__, "diag", None), "constraint_name", None)
+            if constraint not in RETRIED_CONSTRAINTS or attempt == MAX_ATTEMPTS - 1:
+                raise
+    raise AssertionError("unreachable")
+
+
+@dataclass
+class _Plan:
+    new: list[tuple[int, FactIn]]
+    superseding: list[tuple[int, FactIn, Fact]]
+    unchanged: list[tuple[int, FactIn, Fact]]
+
+
+def _write_episode(
+    principal: Principal, memory: Memory, partition: str, args: WriteEpisodeArgs
+) -> dict[str, Any]:
+    resolution = resolve(memory=memory, partition=partition, entities=args.entities,
+                         resolutions=args.entity_resolutions, assume_new=args.assume_new)
+    reply: dict[str, Any] = {"memory": memory.name, "scope": args.scope}
+    if resolution.ambiguous:
+        names = ", ".join(repr(a.name) for a in resolution.ambiguous)
+        return reply | {
+            "stored": False, "edges_created": [], "superseded": [], "unchanged": [],
+            "ambiguous_entities": [a.as_dict() for a in resolution.ambiguous], "units": 0,
+            "message": (
+                f"Nothing was stored: {names} may be an existing entity. Call write_episode "
+                "again with entity_resolutions mapping each of these names to one candidate "
+                "id, or to \"new\" if it is a different thing."
+            ),
+        }
+
+    nodes = dict(resolution.existing)
+    plan = _plan_facts(memory, partition, args.facts, nodes)
+    if not resolution.new and not plan.new and not plan.superseding:
+        return reply | _reply_body(nodes, plan, {}, new_entities=[]) | {
+            "stored": True, "episode_id": None,
+            "message": "Already stored: every fact is identical to its live edge.",
+        }
+
+    now = timezone.now()
+    episode = Episode.objects.create(
+        memory=memory, partition=partition, session_id=args.session_id, project=args.project,
+        holder_id=principal.holder_id, tool=principal.tool, key_id=principal.key_id,
+    )
+    created_nodes = Entity.objects.bulk_create([
+        Entity(memory=memory, partition=partition, name=e.name, normalized_name=normalize(e.name),
+               initials=initials(e.name), type=e.type, episode=episode,
+               name_embedding=resolution.name_embeddings[e.name])
+        for e in resolution.new
+    ])
+    nodes.update({node.name: node for node in created_nodes})
+
+    new_rows: dict[int, Fact] = {}
+    for position, fact_in in [*plan.new, *((i, f) for i, f, _ in plan.superseding)]:
+        new_rows[position] = Fact(
+            id=uuid.uuid4(), memory=memory, partition=partition,
+            source=nodes[fact_in.source], target=nodes[fact_in.target],
+            relation_type=fact_in.relation_type, fact=fact_in.fact,
+            confidence=fact_in.confidence, causal_hint=fact_in.causal_hint,
+            session_id=args.session_id, project=args.project, episode=episode,
+            position=position, written_by_holder_id=principal.holder_id,
+            written_by_tool=principal.tool, written_by_key_id=principal.key_id,
+            created_at=now, valid_at=fact_in.valid_at, invalid_at=fact_in.invalid_at,
+            search_text=search_text_for(fact_in.fact, fact_in.source, fact_in.target),
+        )
+    # Free each key's unique slot before the new edge takes it; the foreign key to the
+    # new row is checked at commit (Django creates it DEFERRABLE INITIALLY DEFERRED).
+    for position, _, old in plan.superseding:
+        Fact.objects.filter(pk=old.pk).update(superseded_at=now,
+                                              superseded_by_id=new_rows[position].pk)
+    Fact.objects.bulk_create(sorted(new_rows.values(), key=lambda f: f.position))
+
+    changes = [Change("entity.created", str(n.pk), after={"name": n.name, "type": n.type})
+               for n in created_nodes]
+    superseded_by_position = {i: old for i, _, old in plan.superseding}
+    for position, row in sorted(new_rows.items()):
+        old = superseded_by_position.get(position)
+        if old is not None:
+            changes.append(Change("fact.superseded", str(old.pk), before=_snapshot(old),
+                                  after={"superseded_by": str(row.pk), "superseded_at": now}))
+        changes.append(Change("fact.created", str(row.pk), after=_snapshot(row)))
+    audit_record(principal=principal, memory=memory, partition=partition,
+                 session_id=args.session_id, changes=changes)
+    transaction.on_commit(indexing.schedule)
+
+    body = _reply_body(nodes, plan, new_rows, new_entities=created_nodes)
+    return reply | body | {
+        "stored": True, "episode_id": str(episode.pk),
+        "message": f"Stored {len(new_rows)} fact(s) and {len(created_nodes)} new entit"
+                   f"{'y' if len(created_nodes) == 1 else 'ies'}.",
+    }
+
+
+def _plan_facts(
+    memory: Memory, partition: str, facts: list[FactIn], nodes: dict[str, Entity]
+) -> _Plan:
+    """Sort facts into new, superseding and unchanged, locking the live edges they touch."""
+    keyed = [(i, f) for i, f in enumerate(facts) if f.source in nodes and f.target in nodes]
+    live: dict[tuple[uuid.UUID, uuid.UUID, str], Fact] = {}
+    if keyed:
+        sources = [nodes[f.source].pk for _, f in keyed]
+        targets = [nodes[f.target].pk for _, f in keyed]
+        relations = [f.relation_type for _, f in keyed]
+        rows = Fact.objects.raw(
+            "SELECT * FROM memories_fact WHERE memory_id = %s AND partition = %s "
+            "AND superseded_at IS NULL AND (source_id, target_id, relation_type) IN "
+            "(SELECT * FROM unnest(%s::uuid[], %s::uuid[], %s::text[])) "
+            "ORDER BY id FOR UPDATE",
+            [memory.pk, partition, sources, targets, relations],
+        )
+        live = {(row.source_id, row.target_id, row.relation_type): row for row in rows}
+    plan = _Plan(new=[], superseding=[], unchanged=[])
+    for index, fact_in in enumerate(facts):
+        key = (nodes[fact_in.source].pk, nodes[fact_in.target].pk, fact_in.relation_type) \
+            if fact_in.source in nodes and fact_in.target in nodes else None
+        old = live.get(key) if key else None
+        if old is None:
+            plan.new.append((index, fact_in))
+        elif _identical(old, fact_in):
+            plan.unchanged.append((index, fact_in, old))
+        else:
+            plan.superseding.append((index, fact_in, old))
+    return plan
+
+
+def _identical(old: Fact, new: FactIn) -> bool:
+    return (old.fact, old.confidence, old.causal_hint, old.valid_at, old.invalid_at) == (
+        new.fact, new.confidence, new.causal_hint, new.valid_at, new.invalid_at)
+
+
+def _snapshot(fact: Fact) -> dict[str, Any]:
+    return {
+        "source": fact.source.name, "target": fact.target.name,
+        "relation_type": fact.relation_type, "fact": fact.fact,
+        "confidence": fact.confidence, "causal_hint": fact.causal_hint,
+        "valid_at": fact.valid_at, "invalid_at": fact.invalid_at,
+    }
+
+
+def _edge(fact_id: uuid.UUID, fact_in: FactIn) -> dict[str, Any]:
+    return {"fact_id": str(fact_id), "source": fact_in.source, "target": fact_in.target,
+            "relation_type": fact_in.relation_type}
+
+
+def _reply_body(
+    nodes: dict[str, Entity], plan: _Plan, new_rows: dict[int, Fact], new_entities: list[Entity]
+) -> dict[str, Any]:
+    created_ids = {node.pk for node in new_entities}
+    by_position = [*plan.new, *((i, f) for i, f, _ in plan.superseding)]
+    return {
+        "edges_created": [_edge(new_rows[i].pk, f) for i, f in sorted(by_position,
+                                                                      key=lambda p: p[0])
+                          if i in new_rows],
+        "superseded": [
+            _edge(old.pk, f) | {"superseded_by": str(new_rows[i].pk)}
+            for i, f, old in plan.superseding if i in new_rows
+        ],
+        "unchanged": [_edge(old.pk, f) for _, f, old in plan.unchanged],
+        "ambiguous_entities": [],
+        "entities": [
+            {"name": name, "id": str(node.pk), "type": node.type,
+             "created": node.pk in created_ids}
+            for name, node in nodes.items()
+        ],
+        "units": len(new_rows),
+    }
+
+
+@transaction.atomic
+def record_recall_save(principal: Principal, args: RecordRecallSaveArgs) -> dict[str, Any]:
+    """The writer comes from the fact's own edge and the reader from the key, never the caller."""
+    memory = memory_for(principal, args.memory)
+    partition = partition_for(principal, args.scope)
+    fact = (Fact.objects.select_related("source", "target")
+            .filter(pk=args.fact_id, memory=memory, partition=partition).first())
+    if fact is None:
+        raise NotFound(
+            f"fact {args.fact_id} not found in scope {args.scope!r} of memory {memory.name!r}",
+            field="fact_id", fix="pass a fact_id returned by query_memory with the same scope "
+                                 "and memory",
+        )
+    save = RecallSave.objects.create(
+        fact=fact, memory=memory, partition=partition,
+        writer_holder_id=fact.written_by_holder_id, writer_tool=fact.written_by_tool,
+        reader_holder_id=principal.holder_id, reader_tool=principal.tool,
+        reader_key_id=principal.key_id, note=args.note, session_id=args.session_id,
+    )
+    writer = {"holder_id": fact.written_by_holder_id, "tool": fact.written_by_tool}
+    reader = {"holder_id": principal.holder_id, "tool": principal.tool}
+    audit_record(principal=principal, memory=memory, partition=partition,
+                 session_id=args.session_id, changes=[Change(
+                     "recall_save.recorded", str(save.pk),
+                     after={"fact_id": str(fact.pk), "note": args.note,
+                            "writer": writer, "reader": reader})])
+    return {"recorded": True, "recall_save_id": str(save.pk), "fact_id": str(fact.pk),
+            "writer": writer, "reader": reader, "memory": memory.name, "units": 0}
+

@@ -1,0 +1,96 @@
+"""The audit trail: written in the same transaction as the change it records.
+
+Each account's events form a hash chain (hash = SHA-256 of the previous hash and
+the event's canonical JSON). The chain head's row lock is the last lock a write
+takes, so concurrent writers append in commit order without deadlocking.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from django.core.serializers.json import DjangoJSONEncoder
+from django.db import connection
+from django.utils import timezone
+
+from accounts.principal import Principal
+from memories.models import AuditChainHead, AuditEvent, Memory
+
+GENESIS = "0" * 64
+
+
+@dataclass(frozen=True)
+class Change:
+    action: str
+    object_id: str
+    before: dict[str, Any] | None = None
+    after: dict[str, Any] | None = None
+
+
+def _plain(value: Any) -> Any:
+    """JSON-safe and stable: what is hashed is exactly what the row will read back as."""
+    return json.loads(json.dumps(value, cls=DjangoJSONEncoder)) if value is not None else None
+
+
+def _digest(prev_hash: str, event: AuditEvent) -> str:
+    body = json.dumps({
+        "account": event.account_id, "seq": event.seq, "memory": event.memory_id,
+        "memory_name": event.memory_name, "partition": event.partition,
+        "action": event.action, "object_id": event.object_id,
+        "session_id": event.session_id, "holder": event.holder_id, "tool": event.tool,
+        "key": event.key_id, "before": event.before, "after": event.after,
+        "created_at": event.created_at.isoformat(),
+    }, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256((prev_hash + body).encode()).hexdigest()
+
+
+def audit_record(
+    *, principal: Principal, memory: Memory, partition: str, session_id: str,
+    changes: list[Change],
+) -> list[AuditEvent]:
+    """Append `changes` to the account's chain; call inside the change's transaction."""
+    if not changes:
+        return []
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "INSERT INTO memories_auditchainhead (account_id, seq, hash) VALUES (%s, 0, %s) "
+            "ON CONFLICT (account_id) DO NOTHING", [principal.account_id, GENESIS],
+        )
+    head = AuditChainHead.objects.select_for_update().get(account_id=principal.account_id)
+    now = timezone.now()
+    events = []
+    prev, seq = head.hash, head.seq
+    for change in changes:
+        seq += 1
+        event = AuditEvent(
+            account_id=principal.account_id, seq=seq, memory_id=memory.pk,
+            memory_name=memory.name, partition=partition, action=change.action,
+            object_id=change.object_id, session_id=session_id,
+            holder_id=principal.holder_id, tool=principal.tool, key_id=principal.key_id,
+            before=_plain(change.before), after=_plain(change.after), created_at=now,
+            prev_hash=prev,
+        )
+        event.hash = prev = _digest(prev, event)
+        events.append(event)
+    AuditEvent.objects.bulk_create(events)
+    AuditChainHead.objects.filter(pk=head.pk).update(seq=seq, hash=prev)
+    return events
+
+
+def audit_verify(account_id: int) -> tuple[bool, int | None]:
+    """(True, None) if the account's chain is intact, else (False, first broken seq)."""
+    prev, expected_seq = GENESIS, 1
+    for event in AuditEvent.objects.filter(account_id=account_id).order_by("seq").iterator(
+        chunk_size=2000
+    ):
+        broken = event.seq != expected_seq or event.prev_hash != prev
+        if broken or _digest(prev, event) != event.hash:
+            return False, expected_seq
+        prev, expected_seq = event.hash, expected_seq + 1
+    head = AuditChainHead.objects.filter(account_id=account_id).first()
+    if head is not None and (head.seq != expected_seq - 1 or head.hash != prev):
+        return False, expected_seq  # rows after the last one we saw were removed
+    return True, None

@@ -1,0 +1,186 @@
+"""trace_cause: walk the causal links agents recorded, never infer one.
+
+Every hint is normalized to one direction, cause -> effect:
+  A led_to B      : A -> B
+  A caused_by B   : B -> A
+  A enabled_by B  : B -> A   (the enabler points at the thing)
+  A blocked_by B  : B -> A   (the blocker points at the thing)
+  A contradicts B : reported, never walked
+so "A led_to B" and "B caused_by A" are the same claim and give one chain.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import connection
+from django.db.models import Q
+
+from accounts.principal import Principal
+from memories.models import Entity, Fact
+from memories.names import normalize
+from memories.schemas import TraceCauseArgs
+from memories.scopes import partition_for
+from memories.selectors import _query_vector, fact_view, memory_for
+
+FORWARD = "led_to"                                  # source is the cause
+BACKWARD = ("caused_by", "enabled_by", "blocked_by")  # target is the cause
+MAX_BRANCHES_PER_NODE = 20
+MAX_CHAINS = 50
+ANCHOR_TRIGRAM = 0.35
+ANCHOR_EMBEDDING = 0.6
+MAX_SIMILAR_ANCHORS = 3
+
+
+@dataclass(frozen=True)
+class Link:
+    fact: Fact
+    cause: uuid.UUID
+    effect: uuid.UUID
+
+
+def trace_cause(principal: Principal, args: TraceCauseArgs) -> dict[str, Any]:
+    memory = memory_for(principal, args.memory)
+    partition = partition_for(principal, args.scope)
+    scope = Entity.objects.filter(memory=memory, partition=partition)
+    anchors = _anchors(scope, memory.pk, partition, args.subject)
+    reply: dict[str, Any] = {
+        "subject": args.subject, "memory": memory.name, "scope": args.scope,
+        "anchors": [{"id": str(e.pk), "name": e.name, "type": e.type, "matched": how}
+                    for e, how in anchors],
+        "causes": [], "effects": [], "contradictions": [], "truncated": False,
+        "empty_reason": None, "units": 0,
+    }
+    if not anchors:
+        return reply | {
+            "empty_reason": "no_anchor",
+            "message": f"No entity in this scope is named like {args.subject!r}, so there is "
+                       "nothing to trace from. query_memory finds facts by words and meaning.",
+        }
+    walk = _Walk(memory.pk, partition, args.max_hops)
+    starts = [entity.pk for entity, _ in anchors]
+    if args.direction in ("upstream", "both"):
+        reply["causes"] = walk.chains(starts, upstream=True)
+    if args.direction in ("downstream", "both"):
+        reply["effects"] = walk.chains(starts, upstream=False)
+    touched = set(starts) | walk.seen_nodes
+    contradictions = list(
+        Fact.objects.filter(Q(source_id__in=touched) | Q(target_id__in=touched),
+                            memory_id=memory.pk, partition=partition, causal_hint="contradicts",
+                            superseded_at__isnull=True)
+        .select_related("source", "target").order_by("created_at")[:MAX_CHAINS]
+    )
+    reply["contradictions"] = [fact_view(f) for f in contradictions]
+    reply["truncated"] = walk.truncated
+    returned = {f["fact_id"] for chain in reply["causes"] + reply["effects"] for f in chain}
+    returned |= {f["fact_id"] for f in reply["contradictions"]}
+    reply["units"] = len(returned)
+    if not returned:
+        reply["empty_reason"] = "no_causal_links"
+        reply["message"] = (
+            f"Nobody recorded a cause or effect for {anchors[0][0].name!r} (facts with a "
+            "causal_hint). That is not evidence that none exists; nothing here is inferred.")
+    return reply
+
+
+def _anchors(scope, memory_id: int, partition: str, subject: str) -> list[tuple[Entity, str]]:
+    exact = list(scope.filter(name=subject))
+    if exact:
+        return [(e, "exact") for e in exact]
+    normalized = list(scope.filter(normalized_name=normalize(subject)))
+    if normalized:
+        return [(e, "normalized") for e in normalized]
+    similar: dict[uuid.UUID, float] = {}
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT id, similarity(normalized_name, %s) FROM memories_entity "
+            "WHERE memory_id = %s AND partition = %s AND normalized_name %% %s "
+            "ORDER BY 2 DESC LIMIT %s",
+            [normalize(subject), memory_id, partition, normalize(subject), MAX_SIMILAR_ANCHORS],
+        )
+        for entity_id, score in cursor.fetchall():
+            if score >= ANCHOR_TRIGRAM:
+                similar[entity_id] = max(similar.get(entity_id, 0.0), score)
+        vector = "[" + ",".join(f"{x:.7g}" for x in _query_vector(subject).tolist()) + "]"
+        cursor.execute(
+            "SELECT id, 1 - (name_embedding <=> %s::vector) FROM memories_entity "
+            "WHERE memory_id = %s AND partition = %s AND name_embedding IS NOT NULL "
+            "ORDER BY name_embedding <=> %s::vector LIMIT %s",
+            [vector, memory_id, partition, vector, MAX_SIMILAR_ANCHORS],
+        )
+        for entity_id, score in cursor.fetchall():
+            if score >= ANCHOR_EMBEDDING:
+                similar[entity_id] = max(similar.get(entity_id, 0.0), score)
+    best = sorted(similar.items(), key=lambda item: -item[1])[:MAX_SIMILAR_ANCHORS]
+    nodes = scope.in_bulk([entity_id for entity_id, _ in best])
+    return [(nodes[entity_id], "similar") for entity_id, _ in best if entity_id in nodes]
+
+
+class _Walk:
+    """Simple paths from the anchors, one query per hop, with bounded fan-out."""
+
+    def __init__(self, memory_id: int, partition: str, max_hops: int):
+        self.memory_id = memory_id
+        self.partition = partition
+        self.max_hops = max_hops
+        self.truncated = False
+        self.seen_nodes: set[uuid.UUID] = set()
+
+    def _links(self, nodes: set[uuid.UUID], upstream: bool) -> dict[uuid.UUID, list[Link]]:
+        """Causal links that end (upstream) or start (downstream) at each of `nodes`."""
+        live = Fact.objects.filter(memory_id=self.memory_id, partition=self.partition,
+                                   superseded_at__isnull=True).select_related("source", "target")
+        if upstream:  # links whose effect is in `nodes`
+            match = Q(causal_hint=FORWARD, target_id__in=nodes) | Q(
+                causal_hint__in=BACKWARD, source_id__in=nodes)
+        else:         # links whose cause is in `nodes`
+            match = Q(causal_hint=FORWARD, source_id__in=nodes) | Q(
+                causal_hint__in=BACKWARD, target_id__in=nodes)
+        by_node: dict[uuid.UUID, list[Link]] = {}
+        for fact in live.filter(match).order_by("-created_at"):
+            if fact.causal_hint == FORWARD:
+                link = Link(fact, cause=fact.source_id, effect=fact.target_id)
+            else:
+                link = Link(fact, cause=fact.target_id, effect=fact.source_id)
+            here = link.effect if upstream else link.cause
+            by_node.setdefault(here, []).append(link)
+        return by_node
+
+    def chains(self, starts: list[uuid.UUID], upstream: bool) -> list[list[dict[str, Any]]]:
+        # A path is (links so far, nodes on it); the start node is on every path.
+        frontier: list[tuple[list[Link], set[uuid.UUID], uuid.UUID]] = [
+            ([], {start}, start) for start in starts]
+        finished: list[list[Link]] = []
+        for _ in range(self.max_hops):
+            if not frontier:
+                break
+            links = self._links({end for _, _, end in frontier}, upstream)
+            extended = []
+            for path, on_path, end in frontier:
+                options = [link for link in links.get(end, [])
+                           if (link.cause if upstream else link.effect) not in on_path]
+                if len(options) > MAX_BRANCHES_PER_NODE:
+                    options, self.truncated = options[:MAX_BRANCHES_PER_NODE], True
+                if not options and path:
+                    finished.append(path)
+                for link in options:
+                    nxt = link.cause if upstream else link.effect
+                    extended.append(([*path, link], on_path | {nxt}, nxt))
+            if len(extended) + len(finished) > MAX_CHAINS:
+                self.truncated = True
+                extended = extended[:max(0, MAX_CHAINS - len(finished))]
+            frontier = extended
+        finished.extend(path for path, _, _ in frontier if path)
+        for path in finished:
+            for link in path:
+                self.seen_nodes.update((link.cause, link.effect))
+        return [[_chain_item(link) for link in path] for path in finished[:MAX_CHAINS]]
+
+
+def _chain_item(link: Link) -> dict[str, Any]:
+    fact = link.fact
+    cause, effect = (fact.source, fact.target) if link.cause == fact.source_id else (
+        fact.target, fact.source)
+    return fact_view(fact) | {"cause": cause.name, "effect": effect.name}

@@ -1,0 +1,148 @@
+"""The indexer: embeds newly written facts and keeps the word statistics BM25 needs.
+
+A write commits without waiting for it; until a fact is indexed it is still found
+by words (its tsvector is a generated column), only not by meaning. Where it runs:
+
+- `inline`: right after the write commits, in the same thread (tests, tiny boxes);
+- `thread`: a background thread per web process (the single box's default);
+- `celery`: a Celery task on the workers (the default when a broker is configured).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+
+from django.conf import settings
+from django.db import connection, transaction
+
+from memories.embeddings import get_embedder
+
+logger = logging.getLogger(__name__)
+BATCH_SIZE = 64
+# How many earlier facts of the same episode are embedded with a fact, as its context.
+CONTEXT_FACTS = 0
+
+
+def index_pending(*, limit: int | None = None) -> int:
+    """Index waiting facts, oldest first, in batches; returns how many were indexed.
+
+    Batches are claimed with SKIP LOCKED, so any number of indexers can run at once.
+    """
+    done = 0
+    while limit is None or done < limit:
+        batch = BATCH_SIZE if limit is None else min(BATCH_SIZE, limit - done)
+        indexed = _index_batch(batch)
+        if not indexed:
+            break
+        done += indexed
+    return done
+
+
+def _index_batch(size: int) -> int:
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT f.id, f.search_text, f.episode_id, f.position FROM memories_fact f "
+            "WHERE f.embedding IS NULL ORDER BY f.created_at, f.position LIMIT %s "
+            "FOR UPDATE SKIP LOCKED", [size],
+        )
+        rows = cursor.fetchall()
+        if not rows:
+            return 0
+        texts = _texts_with_context(cursor, rows)
+        vectors = get_embedder().embed(texts)
+        ids = [row[0] for row in rows]
+        cursor.execute(
+            "UPDATE memories_fact f SET embedding = v.embedding::vector "
+            "FROM unnest(%s::uuid[], %s::text[]) AS v(id, embedding) WHERE f.id = v.id",
+            [ids, [_literal(vector) for vector in vectors]],
+        )
+        # Word statistics for BM25, in term order so concurrent indexers lock alike.
+        cursor.execute(
+            "INSERT INTO memories_termstat (memory_id, partition, term, df) "
+            "SELECT memory_id, partition, lexeme, count(*) FROM memories_fact, "
+            "unnest(tsvector_to_array(search_vector)) AS lexeme WHERE id = ANY(%s) "
+            "GROUP BY 1, 2, 3 ORDER BY 1, 2, 3 "
+            "ON CONFLICT (memory_id, partition, term) "
+            "DO UPDATE SET df = memories_termstat.df + EXCLUDED.df", [ids],
+        )
+        cursor.execute(
+            "INSERT INTO memories_corpusstat (memory_id, partition, documents, tokens) "
+            "SELECT memory_id, partition, count(*), sum(length(search_vector)) "
+            "FROM memories_fact WHERE id = ANY(%s) GROUP BY 1, 2 ORDER BY 1, 2 "
+            "ON CONFLICT (memory_id, partition) DO UPDATE SET "
+            "documents = memories_corpusstat.documents + EXCLUDED.documents, "
+            "tokens = memories_corpusstat.tokens + EXCLUDED.tokens", [ids],
+        )
+    return len(rows)
+
+
+def _texts_with_context(cursor, rows: list[tuple]) -> list[str]:
+    if not CONTEXT_FACTS:
+        return [row[1] for row in rows]
+    cursor.execute(
+        "SELECT f.id, string_agg(p.search_text, ' ' ORDER BY p.position) FROM memories_fact f "
+        "JOIN memories_fact p ON p.episode_id = f.episode_id "
+        "AND p.position BETWEEN f.position - %s AND f.position - 1 "
+        "WHERE f.id = ANY(%s) GROUP BY f.id", [CONTEXT_FACTS, [row[0] for row in rows]],
+    )
+    context = dict(cursor.fetchall())
+    return [f"{context[row[0]]} {row[1]}" if context.get(row[0]) else row[1] for row in rows]
+
+
+def _literal(vector) -> str:
+    return "[" + ",".join(f"{x:.7g}" for x in vector.tolist()) + "]"
+
+
+def schedule() -> None:
+    """Called after a write commits: index its facts the way this deployment runs."""
+    mode = settings.ECHO_MEMORY_INDEXING
+    if mode == "inline":
+        index_pending()
+    elif mode == "celery":
+        from memories.tasks import index_facts
+
+        index_facts.delay()
+    else:
+        background().wake()
+
+
+class _Background(threading.Thread):
+    """One per process; sleeps until a write wakes it, and sweeps now and then anyway."""
+
+    SWEEP_SECONDS = 60.0
+
+    def __init__(self) -> None:
+        super().__init__(name="echo-memory-indexer", daemon=True)
+        self.pid = os.getpid()
+        self._wake = threading.Event()
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    def run(self) -> None:
+        while True:
+            self._wake.wait(self.SWEEP_SECONDS)
+            self._wake.clear()
+            try:
+                index_pending()
+            except Exception:
+                logger.exception("indexing failed; will retry at the next write or sweep")
+            finally:
+                connection.close()
+
+
+_background: _Background | None = None
+_background_lock = threading.Lock()
+
+
+def background() -> _Background:
+    """The process's indexer thread, started on first use (and again after a fork)."""
+    global _background
+    with _background_lock:
+        if _background is None or _background.pid != os.getpid():
+            _background = _Background()
+            _background.start()
+            _background.wake()  # catch up on anything left by an earlier process
+        return _background

@@ -1,0 +1,180 @@
+"""Entity resolution: which node each name in an episode means, or why we cannot tell.
+
+Order (DESIGN.md): exact name in the partition; the same normalized name with the
+same type; the caller's `entity_resolutions`; `assume_new`; then a similar existing
+name (trigram or name-embedding similarity, an abbreviation, the same normalized
+name with another type) makes the name ambiguous; anything else is new.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+
+import numpy as np
+from django.db import connection
+
+from echomem.errors import ValidationFailed
+from memories.embeddings import get_embedder
+from memories.models import Entity, Memory
+from memories.names import MINOR_WORDS, as_abbreviation, initials, normalize, same_type
+from memories.schemas import EntityIn
+
+# Chosen on the labelled pairs in tests/memories/test_entity_resolution.py: high enough
+# that unrelated names of one kind (Caroline/Melanie, Redis/Postgres) stay apart.
+TRIGRAM_THRESHOLD = 0.5
+NAME_EMBEDDING_THRESHOLD = 0.82
+MAX_CANDIDATES = 5
+
+
+@dataclass
+class Candidate:
+    id: str
+    name: str
+    type: str
+    why: str
+
+
+@dataclass
+class Ambiguity:
+    name: str
+    type: str
+    candidates: list[Candidate] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, object]:
+        return {"name": self.name, "type": self.type,
+                "candidates": [c.__dict__ for c in self.candidates]}
+
+
+@dataclass
+class Resolution:
+    existing: dict[str, Entity]          # name -> node it means
+    new: list[EntityIn]                  # names that become nodes
+    ambiguous: list[Ambiguity]
+    name_embeddings: dict[str, np.ndarray]  # for new names, computed once
+
+
+def resolve(
+    *, memory: Memory, partition: str, entities: list[EntityIn],
+    resolutions: dict[str, str], assume_new: bool,
+) -> Resolution:
+    in_scope = Entity.objects.filter(memory=memory, partition=partition)
+    names = [e.name for e in entities]
+    exact = {e.name: e for e in in_scope.filter(name__in=names)}
+    result = Resolution(existing={}, new=[], ambiguous=[], name_embeddings={})
+    pending: list[EntityIn] = []
+    for entity in entities:
+        if entity.name in exact:
+            result.existing[entity.name] = exact[entity.name]
+        else:
+            pending.append(entity)
+    if not pending:
+        return result
+
+    by_normal: dict[str, list[Entity]] = {}
+    for node in in_scope.filter(normalized_name__in={normalize(e.name) for e in pending}):
+        by_normal.setdefault(node.normalized_name, []).append(node)
+    chosen = _chosen_nodes(in_scope, resolutions)
+    undecided: list[EntityIn] = []
+    for entity in pending:
+        same_name = by_normal.get(normalize(entity.name), [])
+        same_kind = [n for n in same_name if same_type(n.type, entity.type)]
+        choice = resolutions.get(entity.name)
+        if len(same_kind) == 1:
+            result.existing[entity.name] = same_kind[0]
+        elif choice == "new" or (choice is None and assume_new):
+            result.new.append(entity)
+        elif choice is not None:
+            result.existing[entity.name] = chosen[choice]
+        else:
+            undecided.append(entity)
+
+    if undecided:
+        _embed_names(result, undecided)
+        for entity in undecided:
+            candidates = _similar(memory, partition, entity, by_normal,
+                                  result.name_embeddings[entity.name])
+            if candidates:
+                result.ambiguous.append(Ambiguity(entity.name, entity.type, candidates))
+            else:
+                result.new.append(entity)
+    new_without_vectors = [e for e in result.new if e.name not in result.name_embeddings]
+    if new_without_vectors:
+        _embed_names(result, new_without_vectors)
+    return result
+
+
+def _chosen_nodes(in_scope, resolutions: dict[str, str]) -> dict[str, Entity]:
+    ids = {choice for choice in resolutions.values() if choice != "new"}
+    if not ids:
+        return {}
+    found = {str(node.pk): node for node in in_scope.filter(pk__in=[uuid.UUID(i) for i in ids])}
+    for name, choice in resolutions.items():
+        if choice != "new" and str(uuid.UUID(choice)) not in found:
+            raise ValidationFailed(
+                f"entity_resolutions[{name!r}]: no entity {choice} in this scope and memory",
+                field=f"entity_resolutions[{name!r}]",
+                fix="use an id from ambiguous_entities[].candidates of this scope, or \"new\"",
+            )
+    return {choice: found[str(uuid.UUID(choice))] for choice in ids}
+
+
+def _embed_names(result: Resolution, entities: list[EntityIn]) -> None:
+    vectors = get_embedder().embed([e.name for e in entities])
+    for entity, vector in zip(entities, vectors, strict=True):
+        result.name_embeddings[entity.name] = vector
+
+
+def _similar(
+    memory: Memory, partition: str, entity: EntityIn, by_normal: dict[str, list[Entity]],
+    vector: np.ndarray,
+) -> list[Candidate]:
+    normal = normalize(entity.name)
+    found: dict[str, Candidate] = {}
+    for node in by_normal.get(normal, []):
+        found[str(node.pk)] = Candidate(str(node.pk), node.name, node.type,
+                                        f"same name, type {node.type!r} instead of "
+                                        f"{entity.type!r}")
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT id, name, type, similarity(normalized_name, %s) AS s "
+            "FROM memories_entity WHERE memory_id = %s AND partition = %s "
+            "AND normalized_name %% %s ORDER BY s DESC LIMIT %s",
+            [normal, memory.pk, partition, normal, MAX_CANDIDATES],
+        )
+        for node_id, name, kind, score in cursor.fetchall():
+            if score >= TRIGRAM_THRESHOLD:
+                found.setdefault(str(node_id), Candidate(
+                    str(node_id), name, kind, f"similar spelling ({score:.2f})"))
+        cursor.execute(
+            "SELECT id, name, type, 1 - (name_embedding <=> %s::vector) AS s "
+            "FROM memories_entity WHERE memory_id = %s AND partition = %s "
+            "AND name_embedding IS NOT NULL ORDER BY name_embedding <=> %s::vector LIMIT %s",
+            [_literal(vector), memory.pk, partition, _literal(vector), MAX_CANDIDATES],
+        )
+        for node_id, name, kind, score in cursor.fetchall():
+            if score >= NAME_EMBEDDING_THRESHOLD:
+                found.setdefault(str(node_id), Candidate(
+                    str(node_id), name, kind, f"similar meaning ({score:.2f})"))
+        # Abbreviations, both ways: 'NYC' finds 'New York City' by its stored initials,
+        # and 'New York City' finds an existing 'NYC' by its normalized name.
+        short = as_abbreviation(entity.name)
+        cursor.execute(
+            "SELECT id, name, type FROM memories_entity WHERE memory_id = %s AND partition = %s "
+            "AND ((initials <> '' AND initials = %s) OR normalized_name = ANY(%s)) LIMIT %s",
+            [memory.pk, partition, short or None, _abbreviation_forms(entity.name),
+             MAX_CANDIDATES],
+        )
+        for node_id, name, kind in cursor.fetchall():
+            found.setdefault(str(node_id), Candidate(str(node_id), name, kind, "abbreviation"))
+    return list(found.values())[:MAX_CANDIDATES]
+
+
+def _abbreviation_forms(name: str) -> list[str]:
+    forms = {initials(name)}
+    forms.add("".join(w[0] for w in normalize(name).split() if w not in MINOR_WORDS))
+    return sorted(f for f in forms if len(f) >= 2)
+
+
+def _literal(vector: np.ndarray) -> str:
+    return "[" + ",".join(f"{x:.7g}" for x in vector.tolist()) + "]"

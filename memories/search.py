@@ -1,0 +1,166 @@
+"""Hybrid recall: BM25 over Postgres full text and pgvector cosine, fused by rank.
+
+Full text: candidates come from the GIN index, restricted to the query's more
+selective words so a common word cannot drag in half the memory; each candidate
+is scored with BM25 (term frequency taken as 1, which holds for sentence-length
+facts) using per-partition document frequencies kept by the indexer.
+Vectors: the HNSW index with iterative scans, so filtering by memory and
+partition still yields enough neighbours.
+Fusion: weighted reciprocal rank fusion.
+"""
+
+from __future__ import annotations
+
+import math
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import numpy as np
+from django.db import connection, transaction
+from django.db.models import Q
+
+from memories.models import TEXT_SEARCH_CONFIG
+
+BM25_K1 = 1.2
+BM25_B = 0.75
+# Stop adding words to the candidate filter once they would match this many facts.
+TEXT_CANDIDATE_BUDGET = 4000
+RRF_K = 60
+VECTOR_WEIGHT = 1.0
+TEXT_WEIGHT = 1.0
+HNSW_EF_SEARCH = 100
+
+
+@dataclass(frozen=True)
+class Window:
+    """Which versions of facts a search sees."""
+
+    include_superseded: bool = False
+    as_of: datetime | None = None
+
+    def q(self) -> Q:
+        if self.as_of is not None:
+            return Q(created_at__lte=self.as_of) & (
+                Q(superseded_at__isnull=True) | Q(superseded_at__gt=self.as_of))
+        return Q() if self.include_superseded else Q(superseded_at__isnull=True)
+
+    def sql(self, alias: str = "f") -> tuple[str, list[object]]:
+        if self.as_of is not None:
+            return (f"{alias}.created_at <= %s AND ({alias}.superseded_at IS NULL "
+                    f"OR {alias}.superseded_at > %s)", [self.as_of, self.as_of])
+        if self.include_superseded:
+            return "TRUE", []
+        return f"{alias}.superseded_at IS NULL", []
+
+
+@dataclass
+class Hit:
+    fact_id: uuid.UUID
+    rank: int = 0
+    fused: float = 0.0
+    cosine: float | None = None
+    bm25: float | None = None
+    matched: list[str] = field(default_factory=list)
+
+
+def vector_candidates(
+    memory_id: int, partition: str, query_vector: np.ndarray, limit: int, window: Window
+) -> list[tuple[uuid.UUID, float]]:
+    where, params = window.sql()
+    literal = "[" + ",".join(f"{x:.7g}" for x in query_vector.tolist()) + "]"
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SET LOCAL hnsw.ef_search = %s", [max(HNSW_EF_SEARCH, limit)])
+        cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+        cursor.execute(
+            "WITH near AS MATERIALIZED (SELECT f.id, f.embedding <=> %s::vector AS distance "
+            "FROM memories_fact f WHERE f.memory_id = %s AND f.partition = %s "
+            f"AND f.embedding IS NOT NULL AND {where} ORDER BY distance LIMIT %s) "
+            "SELECT id, 1 - distance FROM near ORDER BY distance",
+            [literal, memory_id, partition, *params, limit],
+        )
+        return [(row[0], float(row[1])) for row in cursor.fetchall()]
+
+
+def text_candidates(
+    memory_id: int, partition: str, query: str, limit: int, window: Window
+) -> list[tuple[uuid.UUID, float]]:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT q.lexeme, coalesce(t.df, 0) FROM "
+            f"unnest(tsvector_to_array(to_tsvector('{TEXT_SEARCH_CONFIG}', %s))) AS q(lexeme) "
+            "LEFT JOIN memories_termstat t ON t.memory_id = %s AND t.partition = %s "
+            "AND t.term = q.lexeme",
+            [query, memory_id, partition],
+        )
+        terms = sorted(cursor.fetchall(), key=lambda row: (row[1], row[0]))
+        if not terms:
+            return []
+        cursor.execute(
+            "SELECT documents, tokens FROM memories_corpusstat "
+            "WHERE memory_id = %s AND partition = %s", [memory_id, partition],
+        )
+        documents, tokens = cursor.fetchone() or (0, 0)
+        weights = {term: _idf(df, documents) for term, df in terms}
+        average_length = tokens / documents if documents else 8.0
+        selective = _selective_terms(terms)
+        where, params = window.sql()
+        score_terms = " + ".join(
+            "(CASE WHEN f.search_vector @@ %s::tsquery THEN %s ELSE 0 END)" for _ in weights
+        )
+        score_params: list[object] = []
+        for term, weight in weights.items():
+            score_params += [_tsquery_literal([term]), weight]
+        cursor.execute(
+            f"SELECT f.id, ({score_terms}) * %s / (1 + %s * (1 - %s + %s * "
+            "length(f.search_vector) / %s)) AS score "
+            "FROM memories_fact f WHERE f.memory_id = %s AND f.partition = %s "
+            f"AND f.search_vector @@ %s::tsquery AND {where} "
+            "ORDER BY score DESC, f.created_at DESC LIMIT %s",
+            [*score_params, BM25_K1 + 1, BM25_K1, BM25_B, BM25_B, average_length,
+             memory_id, partition, _tsquery_literal(selective), *params, limit],
+        )
+        return [(row[0], float(row[1])) for row in cursor.fetchall()]
+
+
+def _idf(df: int, documents: int) -> float:
+    if documents <= 0:
+        return 1.0
+    return math.log(1 + (documents - df + 0.5) / (df + 0.5))
+
+
+def _selective_terms(terms: list[tuple[str, int]]) -> list[str]:
+    """The rarest words whose matches fit the budget (always at least the rarest one)."""
+    chosen, matched = [], 0
+    for term, df in terms:
+        if chosen and matched + df > TEXT_CANDIDATE_BUDGET:
+            break
+        chosen.append(term)
+        matched += df
+    return chosen
+
+
+def _tsquery_literal(terms: list[str]) -> str:
+    """Lexemes quoted for a tsquery, OR'ed; they come from to_tsvector, so already normalized."""
+    return " | ".join("'" + term.replace("\\", "\\\\").replace("'", "''") + "'"
+                      for term in terms)
+
+
+def fuse(
+    vector: list[tuple[uuid.UUID, float]], text: list[tuple[uuid.UUID, float]], top_k: int
+) -> list[Hit]:
+    hits: dict[uuid.UUID, Hit] = {}
+    for position, (fact_id, cosine) in enumerate(vector, start=1):
+        hit = hits.setdefault(fact_id, Hit(fact_id))
+        hit.cosine = cosine
+        hit.fused += VECTOR_WEIGHT / (RRF_K + position)
+        hit.matched.append("vector")
+    for position, (fact_id, bm25) in enumerate(text, start=1):
+        hit = hits.setdefault(fact_id, Hit(fact_id))
+        hit.bm25 = bm25
+        hit.fused += TEXT_WEIGHT / (RRF_K + position)
+        hit.matched.append("text")
+    ranked = sorted(hits.values(), key=lambda h: (-h.fused, -(h.cosine or -1.0)))[:top_k]
+    for rank, hit in enumerate(ranked, start=1):
+        hit.rank = rank
+    return ranked
