@@ -150,9 +150,8 @@ class Fact(models.Model):
             ),
         ]
         indexes = [
-            models.Index(fields=["memory", "partition", "-created_at"], condition=ACTIVE,
-                         name="fact_live_recent"),
-            models.Index(fields=["memory", "partition", "created_at"], name="fact_by_time"),
+            models.Index(fields=["memory", "partition", "-created_at", "-position"],
+                         condition=ACTIVE, name="fact_live_recent"),
             models.Index(fields=["source"], condition=Q(causal_hint__isnull=False) & ACTIVE,
                          name="fact_causal_source"),
             models.Index(fields=["target"], condition=Q(causal_hint__isnull=False) & ACTIVE,

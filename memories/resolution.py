@@ -131,10 +131,14 @@ def _similar(
 ) -> list[Candidate]:
     normal = normalize(entity.name)
     found: dict[str, Candidate] = {}
+
+    def note(node_id: object, name: str, kind: str, why: str) -> None:
+        candidate = found.setdefault(str(node_id), Candidate(str(node_id), name, kind, ""))
+        candidate.why = f"{candidate.why}; {why}" if candidate.why else why
+
     for node in by_normal.get(normal, []):
-        found[str(node.pk)] = Candidate(str(node.pk), node.name, node.type,
-                                        f"same name, type {node.type!r} instead of "
-                                        f"{entity.type!r}")
+        note(node.pk, node.name, node.type,
+             f"same name, type {node.type!r} instead of {entity.type!r}")
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT id, name, type, similarity(normalized_name, %s) AS s "
@@ -144,8 +148,7 @@ def _similar(
         )
         for node_id, name, kind, score in cursor.fetchall():
             if score >= TRIGRAM_THRESHOLD:
-                found.setdefault(str(node_id), Candidate(
-                    str(node_id), name, kind, f"similar spelling ({score:.2f})"))
+                note(node_id, name, kind, f"similar spelling ({score:.2f})")
         cursor.execute(
             "SELECT id, name, type, 1 - (name_embedding <=> %s::vector) AS s "
             "FROM memories_entity WHERE memory_id = %s AND partition = %s "
@@ -154,8 +157,7 @@ def _similar(
         )
         for node_id, name, kind, score in cursor.fetchall():
             if score >= NAME_EMBEDDING_THRESHOLD:
-                found.setdefault(str(node_id), Candidate(
-                    str(node_id), name, kind, f"similar meaning ({score:.2f})"))
+                note(node_id, name, kind, f"similar meaning ({score:.2f})")
         # Abbreviations, both ways: 'NYC' finds 'New York City' by its stored initials,
         # and 'New York City' finds an existing 'NYC' by its normalized name.
         short = as_abbreviation(entity.name)
@@ -166,7 +168,7 @@ def _similar(
              MAX_CANDIDATES],
         )
         for node_id, name, kind in cursor.fetchall():
-            found.setdefault(str(node_id), Candidate(str(node_id), name, kind, "abbreviation"))
+            note(node_id, name, kind, "abbreviation")
     return list(found.values())[:MAX_CANDIDATES]
 
 

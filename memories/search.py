@@ -30,6 +30,8 @@ RRF_K = 60
 VECTOR_WEIGHT = 1.0
 TEXT_WEIGHT = 1.0
 HNSW_EF_SEARCH = 100
+# Below this cosine a neighbour is noise for MiniLM: it may not outvote a word match.
+VECTOR_FLOOR = 0.15
 
 
 @dataclass(frozen=True)
@@ -150,6 +152,7 @@ def fuse(
     vector: list[tuple[uuid.UUID, float]], text: list[tuple[uuid.UUID, float]], top_k: int
 ) -> list[Hit]:
     hits: dict[uuid.UUID, Hit] = {}
+    vector = [(fact_id, cosine) for fact_id, cosine in vector if cosine >= VECTOR_FLOOR]
     for position, (fact_id, cosine) in enumerate(vector, start=1):
         hit = hits.setdefault(fact_id, Hit(fact_id))
         hit.cosine = cosine

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import hashlib
 import uuid
 from dataclasses import dataclass
 from typing import Any
 
 from django.core.exceptions import ValidationError
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from accounts.principal import Principal
@@ -167,11 +168,11 @@ def _plan_facts(
         sources = [nodes[f.source].pk for _, f in keyed]
         targets = [nodes[f.target].pk for _, f in keyed]
         relations = [f.relation_type for _, f in keyed]
+        _lock_keys(memory, partition, zip(sources, targets, relations, strict=True))
         rows = Fact.objects.raw(
             "SELECT * FROM memories_fact WHERE memory_id = %s AND partition = %s "
             "AND superseded_at IS NULL AND (source_id, target_id, relation_type) IN "
-            "(SELECT * FROM unnest(%s::uuid[], %s::uuid[], %s::text[])) "
-            "ORDER BY id FOR UPDATE",
+            "(SELECT * FROM unnest(%s::uuid[], %s::uuid[], %s::text[]))",
             [memory.pk, partition, sources, targets, relations],
         )
         live = {(row.source_id, row.target_id, row.relation_type): row for row in rows}
@@ -187,6 +188,24 @@ def _plan_facts(
         else:
             plan.superseding.append((index, fact_in, old))
     return plan
+
+
+def _lock_keys(memory: Memory, partition: str, keys) -> None:
+    """Serialize writers of the same edge keys until commit, in one global order.
+
+    A row lock on the live edge is not enough: a waiter would wake to find the row
+    superseded, see no live edge and collide with the winner's new one. A lock on
+    the key itself makes the waiter read the winner's edge instead.
+    """
+    ids = sorted({
+        int.from_bytes(hashlib.blake2b(
+            f"{memory.pk}\x1f{partition}\x1f{s}\x1f{t}\x1f{r}".encode(), digest_size=8,
+        ).digest(), "big", signed=True)
+        for s, t, r in keys
+    })
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(k) FROM unnest(%s::bigint[]) AS k "
+                       "ORDER BY k", [ids])
 
 
 def _identical(old: Fact, new: FactIn) -> bool:

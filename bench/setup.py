@@ -1,0 +1,54 @@
+"""A fresh, private Echo Memory for a benchmark run: its own embedded Postgres in a temp dir."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+
+def fresh_instance(*, indexing: str = "inline", keep: str | None = None) -> Path:
+    """Start a throw-away box and set Django up on it; `keep` reuses/keeps a home dir."""
+    for variable in ("DATABASE_URL", "REDIS_URL", "CELERY_BROKER_URL", "SECRET_KEY"):
+        os.environ.pop(variable, None)
+    home = Path(keep) if keep else Path(tempfile.mkdtemp(prefix="echo-bench-"))
+    os.environ["ECHO_MEMORY_HOME"] = str(home)
+    os.environ["ECHO_MEMORY_INDEXING"] = indexing
+    os.environ["ECHO_MEMORY_SELF_HOSTED"] = "1"
+    os.environ["DJANGO_SETTINGS_MODULE"] = "echomem.settings"
+    from echomem.runtime import prepare
+
+    prepare()
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+    if not keep:
+        import atexit
+
+        from echomem import embedded_db
+
+        def _remove() -> None:
+            embedded_db.stop(home)
+            shutil.rmtree(home, ignore_errors=True)
+
+        atexit.register(_remove)
+    return home
+
+
+def bench_principal(username: str = "bench"):
+    """An account with a key, as an agent would hold it."""
+    from django.contrib.auth import get_user_model
+
+    from accounts.principal import principal_from_key
+    from accounts.services import account_create, api_key_create
+
+    user = get_user_model().objects.create_user(username=username)
+    account = account_create(owner=user, name=f"{username} account")
+    _, plaintext = api_key_create(account=account, holder=user, name="bench", tool="bench")
+    return principal_from_key(plaintext), account

@@ -1,0 +1,115 @@
+"""Entity resolution: exact, normalized, resolutions, assume_new, similar names defer."""
+
+from __future__ import annotations
+
+import pytest
+
+from echomem.errors import ValidationFailed
+from memories.models import Entity, Fact
+from tests.engine.conftest import fact, person
+
+
+def thing(name: str, kind: str = "service") -> dict[str, str]:
+    return {"name": name, "type": kind}
+
+
+# Labelled pairs behind the thresholds in memories/resolution.py.
+SAME_THING = [
+    (thing("PostgreSQL", "database"), thing("Postgres", "database"), "spelling or meaning"),
+    (thing("checkout-service"), thing("checkout service"), "similar spelling"),
+    (thing("New York City", "place"), thing("NYC", "place"), "abbreviation"),
+    (thing("NYC", "place"), thing("New York City", "place"), "abbreviation"),
+    (person("Jon Smith"), person("John Smith"), "similar spelling"),
+    (thing("Acme Corporation", "company"), thing("Acme Corp", "company"), "similar spelling"),
+    (thing("Kubernetes", "platform"), thing("kubernetes cluster", "platform"), "similar"),
+]
+DIFFERENT_THINGS = [
+    (person("Caroline"), person("Melanie")),
+    (thing("Redis", "database"), thing("Postgres", "database")),
+    (thing("payment service"), thing("checkout service")),
+    (person("Alice"), person("Bob")),
+    (thing("London", "place"), thing("Paris", "place")),
+    (thing("frontend"), thing("backend")),
+]
+
+
+def test_exact_name_always_resolves_even_with_assume_new(engine):
+    engine.write(entities=[person("Alice")], assume_new=True)
+    out = engine.write(entities=[person("Alice")], assume_new=True)
+    assert out["stored"] and Entity.objects.count() == 1
+
+
+@pytest.mark.parametrize(("existing", "incoming", "why"), SAME_THING)
+def test_a_similar_existing_name_defers_the_whole_episode(engine, existing, incoming, why):
+    engine.write(entities=[existing], assume_new=True)
+    out = engine.write(session_id="s2", entities=[incoming, person("Zoe")], facts=[
+        fact("Zoe", incoming["name"], "uses", f"Zoe uses {incoming['name']}")])
+    assert out["stored"] is False
+    assert out["edges_created"] == [] and out["units"] == 0
+    [ambiguous] = out["ambiguous_entities"]
+    assert ambiguous["name"] == incoming["name"]
+    [candidate] = ambiguous["candidates"]
+    assert candidate["name"] == existing["name"]
+    assert any(word in candidate["why"] for word in why.split(" or ")), candidate["why"]
+    assert "entity_resolutions" in out["message"]
+    # Nothing of the deferred episode was stored, not even the unambiguous Zoe.
+    assert Entity.objects.count() == 1 and Fact.objects.count() == 0
+
+
+@pytest.mark.parametrize(("existing", "incoming"), DIFFERENT_THINGS)
+def test_unrelated_names_are_not_ambiguous(engine, existing, incoming):
+    engine.write(entities=[existing], assume_new=True)
+    out = engine.write(entities=[incoming])
+    assert out["stored"] is True, out["ambiguous_entities"]
+
+
+def test_same_normalized_name_with_another_type_is_ambiguous(engine):
+    engine.write(entities=[thing("Mercury", "planet")], assume_new=True)
+    out = engine.write(entities=[thing("mercury", "element")])
+    assert out["stored"] is False
+    assert "type 'planet'" in out["ambiguous_entities"][0]["candidates"][0]["why"]
+
+
+def test_resolving_to_an_existing_id_links_to_that_node(engine):
+    engine.write(entities=[thing("PostgreSQL", "database")], assume_new=True)
+    deferred = engine.write(entities=[thing("Postgres", "database"), person("Zoe")],
+                            facts=[fact("Zoe", "Postgres", "uses", "Zoe uses Postgres")])
+    candidate = deferred["ambiguous_entities"][0]["candidates"][0]["id"]
+    out = engine.write(entities=[thing("Postgres", "database"), person("Zoe")],
+                       facts=[fact("Zoe", "Postgres", "uses", "Zoe uses Postgres")],
+                       entity_resolutions={"Postgres": candidate})
+    assert out["stored"] is True
+    assert Fact.objects.get().target.name == "PostgreSQL"
+    assert Entity.objects.filter(type="database").count() == 1
+
+
+def test_resolving_as_new_creates_a_second_node(engine):
+    engine.write(entities=[thing("PostgreSQL", "database")], assume_new=True)
+    out = engine.write(entities=[thing("Postgres", "database")],
+                       entity_resolutions={"Postgres": "new"})
+    assert out["stored"] is True
+    assert Entity.objects.filter(type="database").count() == 2
+
+
+def test_assume_new_skips_the_similarity_check(engine):
+    engine.write(entities=[thing("PostgreSQL", "database")], assume_new=True)
+    out = engine.write(entities=[thing("Postgres", "database")], assume_new=True)
+    assert out["stored"] is True
+
+
+def test_resolution_to_an_id_outside_the_scope_is_refused(engine, charlie):
+    from tests.engine.conftest import Engine
+
+    other = Engine(charlie.principal).write(entities=[person("Eve")], assume_new=True)
+    eve = other["entities"][0]["id"]
+    with pytest.raises(ValidationFailed) as caught:
+        engine.write(entities=[person("Eva")], entity_resolutions={"Eva": eve})
+    assert caught.value.field == "entity_resolutions['Eva']"
+    assert Entity.objects.filter(name="Eva").count() == 0
+
+
+def test_every_ambiguous_name_is_listed(engine):
+    engine.write(entities=[thing("PostgreSQL", "database"), thing("New York City", "place")],
+                 assume_new=True)
+    out = engine.write(entities=[thing("Postgres", "database"), thing("NYC", "place")])
+    assert sorted(a["name"] for a in out["ambiguous_entities"]) == ["NYC", "Postgres"]

@@ -1,0 +1,127 @@
+"""query_memory on the real model and the real indexes."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from django.utils import timezone
+
+from echomem.errors import ValidationFailed
+from memories.models import Fact
+from tests.engine.conftest import Engine, fact, person
+
+TEAM = [person("Alice"), person("Bob"), {"name": "Postgres", "type": "database"},
+        {"name": "Kyoto", "type": "city"}, {"name": "checkout", "type": "service"}]
+FACTS = [
+    fact("Alice", "Kyoto", "travelled_to", "Alice spent her spring holiday hiking near Kyoto"),
+    fact("Bob", "Postgres", "migrated", "Bob moved the billing tables to Postgres 16 last week"),
+    fact("checkout", "Postgres", "depends_on", "The checkout service reads prices from Postgres"),
+    fact("Alice", "Bob", "pairs_with", "Alice pairs with Bob on code reviews every Friday"),
+    fact("Bob", "Kyoto", "born_in", "Bob was born in Kyoto and moved to Berlin at twelve"),
+]
+
+
+@pytest.fixture
+def team(engine) -> Engine:
+    engine.write(session_id="s1", entities=TEAM, assume_new=True, facts=FACTS)
+    Engine.index()
+    return engine
+
+
+def top(engine: Engine, query: str, **args) -> list[str]:
+    return [f["fact"] for f in engine.query(query, **args)["facts"]]
+
+
+def test_meaning_finds_a_paraphrase_without_shared_words(team):
+    assert top(team, "Who went trekking in the mountains during a vacation?")[0] == \
+        FACTS[0]["fact"]
+
+
+def test_words_find_a_rare_term(team):
+    assert top(team, "billing tables")[0] == FACTS[1]["fact"]
+
+
+def test_each_result_has_rank_score_and_matched(team):
+    result = team.query("Which service depends on the database?")
+    first = result["facts"][0]
+    assert first["fact"] == FACTS[2]["fact"]
+    assert [f["rank"] for f in result["facts"]] == list(range(1, len(result["facts"]) + 1))
+    assert 0.2 < first["score"] <= 1.0
+    assert "vector" in first["matched"]
+    assert {"fact_id", "source", "target", "relation_type", "confidence", "causal_hint",
+            "session_id", "created_at", "valid_at", "invalid_at"} <= set(first)
+    assert (first["source"], first["target"]) == ("checkout", "Postgres")
+    assert result["units"] == result["count"] == len(result["facts"])
+
+
+def test_scores_are_cosines_comparable_across_queries(team):
+    close = team.query("Bob moved the billing tables to Postgres")["facts"][0]
+    loose = team.query("moving tables between databases")["facts"][0]
+    assert close["fact"] == loose["fact"] == FACTS[1]["fact"]
+    assert close["score"] > 0.85 > 0.5 > loose["score"] > 0.15
+
+
+def test_an_unrelated_query_returns_nothing_rather_than_noise(team):
+    assert team.query("quantum chromodynamics lecture notes")["facts"] == []
+
+
+def test_top_k_bounds_the_results_and_the_units(team):
+    result = team.query("Alice", top_k=2)
+    assert result["count"] == 2 and result["units"] == 2
+
+
+@pytest.mark.parametrize("top_k", [0, 101, -1])
+def test_top_k_outside_1_to_100_is_refused(team, top_k):
+    with pytest.raises(ValidationFailed) as caught:
+        team.query("Alice", top_k=top_k)
+    assert caught.value.field == "top_k"
+
+
+def test_an_empty_query_without_digest_is_refused_with_the_fix(team):
+    with pytest.raises(ValidationFailed, match="digest: true"):
+        team.query("")
+
+
+def test_a_fact_not_yet_embedded_is_found_by_words_with_a_null_score(team):
+    team.write(entities=[person("Alice"), person("Bob")], facts=[
+        fact("Alice", "Bob", "lent", "Alice lent Bob her xylophone mallets")])
+    assert Fact.objects.filter(embedding__isnull=True).count() == 1
+    result = team.query("xylophone mallets")["facts"]
+    assert result[0]["fact"] == "Alice lent Bob her xylophone mallets"
+    assert result[0]["matched"] == ["text"] and result[0]["score"] is None
+
+
+def test_digest_returns_the_most_recent_active_facts(team):
+    team.write(entities=[person("Alice"), person("Bob")], facts=[
+        fact("Alice", "Bob", "pairs_with", "Alice pairs with Bob on Mondays now")])
+    digest = team.query(digest=True, top_k=3)["facts"]
+    assert digest[0]["fact"] == "Alice pairs with Bob on Mondays now"
+    assert all(f["matched"] == ["digest"] and f["score"] is None for f in digest)
+    assert FACTS[3]["fact"] not in [f["fact"] for f in team.query(digest=True)["facts"]]
+
+
+def test_superseded_facts_only_on_request(team):
+    before = timezone.now()
+    time.sleep(0.01)
+    team.write(entities=[person("Bob"), {"name": "Kyoto", "type": "city"}], facts=[
+        fact("Bob", "Kyoto", "born_in", "Bob was born in Osaka, not Kyoto (corrected)")])
+    Engine.index()
+    live = top(team, "Where was Bob born?", top_k=10)
+    assert FACTS[4]["fact"] not in live
+    everything = team.query("Where was Bob born?", include_superseded=True)["facts"]
+    old = next(f for f in everything if f["fact"] == FACTS[4]["fact"])
+    assert old["superseded_at"] is not None and old["superseded_by"] is not None
+    # as_of answers what was live then: the old version, not its correction.
+    then = top(team, "Where was Bob born?", as_of=before.isoformat())
+    assert FACTS[4]["fact"] in then
+    assert "Bob was born in Osaka, not Kyoto (corrected)" not in then
+
+
+def test_as_of_before_anything_was_written_returns_nothing(team):
+    assert team.query("Alice", as_of="2000-01-01T00:00:00Z")["facts"] == []
+
+
+def test_a_query_that_matches_nothing_costs_nothing(engine):
+    result = engine.query("anything at all")
+    assert result["facts"] == [] and result["units"] == 0

@@ -1,0 +1,148 @@
+"""trace_cause walks recorded causal links only, in the direction each hint says."""
+
+from __future__ import annotations
+
+import pytest
+
+from echomem.errors import ValidationFailed
+from memories.causal import MAX_CHAINS
+from tests.engine.conftest import fact
+
+
+def node(name: str) -> dict[str, str]:
+    return {"name": name, "type": "event"}
+
+
+def chain_text(chain: list[dict]) -> list[str]:
+    return [link["fact"] for link in chain]
+
+
+def test_led_to_and_caused_by_written_from_opposite_ends_give_one_chain(engine):
+    engine.write(entities=[node("config push"), node("cache stampede"), node("checkout 502s")],
+                 assume_new=True, facts=[
+        fact("config push", "cache stampede", "triggered", "The config push flushed the cache",
+             causal_hint="led_to"),
+        fact("checkout 502s", "cache stampede", "came_from",
+             "Checkout 502s were caused by the cache stampede", causal_hint="caused_by"),
+    ])
+    out = engine.trace("checkout 502s", direction="upstream")
+    assert [chain_text(c) for c in out["causes"]] == [[
+        "Checkout 502s were caused by the cache stampede",
+        "The config push flushed the cache",
+    ]]
+    first, second = out["causes"][0]
+    assert (first["cause"], first["effect"]) == ("cache stampede", "checkout 502s")
+    assert (second["cause"], second["effect"]) == ("config push", "cache stampede")
+    down = engine.trace("config push", direction="downstream")
+    assert [chain_text(c) for c in down["effects"]] == [[
+        "The config push flushed the cache",
+        "Checkout 502s were caused by the cache stampede",
+    ]]
+    assert out["units"] == 2 and out["empty_reason"] is None
+
+
+def test_enabled_by_and_blocked_by_point_from_the_enabler_to_the_thing(engine):
+    engine.write(entities=[node("launch"), node("feature flag"), node("legal review")],
+                 assume_new=True, facts=[
+        fact("launch", "feature flag", "needs", "The launch was enabled by the feature flag",
+             causal_hint="enabled_by"),
+        fact("launch", "legal review", "waits", "The launch is blocked by legal review",
+             causal_hint="blocked_by"),
+    ])
+    causes = engine.trace("launch", direction="upstream")["causes"]
+    assert sorted(c[0]["cause"] for c in causes) == ["feature flag", "legal review"]
+    effects = engine.trace("feature flag", direction="downstream")["effects"]
+    assert effects[0][0]["effect"] == "launch"
+
+
+def test_contradictions_are_reported_not_walked(engine):
+    engine.write(entities=[node("outage"), node("disk full"), node("network partition")],
+                 assume_new=True, facts=[
+        fact("outage", "disk full", "blamed", "The outage was caused by a full disk",
+             causal_hint="caused_by"),
+        fact("network partition", "disk full", "disputes",
+             "Ops says a network partition, not the disk, explains it",
+             causal_hint="contradicts"),
+    ])
+    out = engine.trace("outage", direction="both")
+    assert [chain_text(c) for c in out["causes"]] == [["The outage was caused by a full disk"]]
+    assert [f["fact"] for f in out["contradictions"]] == [
+        "Ops says a network partition, not the disk, explains it"]
+    assert all("network partition" not in (c[-1]["cause"]) for c in out["causes"])
+
+
+def test_associative_facts_are_not_causes(engine):
+    engine.write(entities=[node("deploy"), node("rollback")], assume_new=True, facts=[
+        fact("deploy", "rollback", "same_day", "The deploy and a rollback happened on Monday")])
+    out = engine.trace("deploy")
+    assert out["causes"] == [] and out["effects"] == []
+    assert out["empty_reason"] == "no_causal_links"
+    assert "not evidence that none exists" in out["message"]
+    assert out["units"] == 0
+
+
+def test_an_unknown_subject_says_no_anchor(engine):
+    out = engine.trace("something never written")
+    assert out["empty_reason"] == "no_anchor" and out["anchors"] == []
+
+
+def test_anchors_match_exact_then_normalized_then_similar_names(engine):
+    engine.write(entities=[node("Checkout 502 errors"), node("bad deploy")], assume_new=True,
+                 facts=[fact("Checkout 502 errors", "bad deploy", "from",
+                             "Checkout 502 errors came from the bad deploy",
+                             causal_hint="caused_by")])
+    assert engine.trace("Checkout 502 errors")["anchors"][0]["matched"] == "exact"
+    assert engine.trace("checkout  502 ERRORS")["anchors"][0]["matched"] == "normalized"
+    similar = engine.trace("checkout 502s", direction="upstream")
+    assert similar["anchors"][0] | {"id": None} == {
+        "id": None, "name": "Checkout 502 errors", "type": "event", "matched": "similar"}
+    assert chain_text(similar["causes"][0]) == ["Checkout 502 errors came from the bad deploy"]
+
+
+def test_cycles_end_instead_of_looping(engine):
+    engine.write(entities=[node("A"), node("B"), node("C")], assume_new=True, facts=[
+        fact("A", "B", "r", "A led to B", causal_hint="led_to"),
+        fact("B", "C", "r", "B led to C", causal_hint="led_to"),
+        fact("C", "A", "r", "C led to A", causal_hint="led_to"),
+    ])
+    out = engine.trace("A", direction="downstream", max_hops=6)
+    assert [chain_text(c) for c in out["effects"]] == [["A led to B", "B led to C"]]
+
+
+def test_max_hops_bounds_the_chain_nearest_first(engine):
+    names = [f"step {i}" for i in range(8)]
+    engine.write(entities=[node(n) for n in names], assume_new=True, facts=[
+        fact(names[i], names[i + 1], "next", f"{names[i]} led to {names[i + 1]}",
+             causal_hint="led_to") for i in range(7)])
+    out = engine.trace("step 7", direction="upstream", max_hops=3)
+    assert chain_text(out["causes"][0]) == [
+        "step 6 led to step 7", "step 5 led to step 6", "step 4 led to step 5"]
+
+
+def test_fan_out_is_bounded_and_flagged(engine):
+    causes = [f"cause {i}" for i in range(MAX_CHAINS + 10)]
+    engine.write(entities=[node("incident"), *[node(c) for c in causes]], assume_new=True,
+                 facts=[fact("incident", c, "from", f"The incident was caused by {c}",
+                             causal_hint="caused_by") for c in causes])
+    out = engine.trace("incident", direction="upstream")
+    assert out["truncated"] is True
+    assert 0 < len(out["causes"]) <= MAX_CHAINS
+
+
+def test_superseded_links_are_not_walked(engine):
+    engine.write(entities=[node("crash"), node("memory leak")], assume_new=True, facts=[
+        fact("crash", "memory leak", "why", "The crash came from a memory leak",
+             causal_hint="caused_by")])
+    engine.write(entities=[node("crash"), node("memory leak")], facts=[
+        fact("crash", "memory leak", "why", "The memory leak was ruled out as the crash cause")])
+    assert engine.trace("crash")["empty_reason"] == "no_causal_links"
+
+
+@pytest.mark.parametrize(("arguments", "field"), [
+    ({"max_hops": 0}, "max_hops"), ({"max_hops": 7}, "max_hops"),
+    ({"direction": "sideways"}, "direction"), ({"subject": ""}, "subject"),
+])
+def test_bad_arguments_are_named(engine, arguments, field):
+    with pytest.raises(ValidationFailed) as caught:
+        engine.trace(**({"subject": "x"} | arguments))
+    assert caught.value.field == field
