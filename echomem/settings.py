@@ -80,6 +80,8 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django.contrib.postgres",
     "rest_framework",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
     "accounts",
     "memories",
     "billing",
@@ -156,8 +158,44 @@ REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["api.auth.BearerKeyAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["api.auth.HasPrincipal"],
     "EXCEPTION_HANDLER": "api.errors.handle_exception",
+    "DEFAULT_THROTTLE_CLASSES": ["api.throttling.KeyRateThrottle"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "UNAUTHENTICATED_USER": None,
 }
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Echo Memory REST API",
+    "DESCRIPTION": "The five memory tools of the MCP endpoint as plain HTTP, plus the memory "
+                   "listing. Authenticate with `Authorization: Bearer em_...`.",
+    "VERSION": "1",
+    # 3.1: the tool schemas come from pydantic, whose optional fields are `type: null` unions.
+    "OAS_VERSION": "3.1.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    # Swagger UI and Redoc come from the drf-spectacular-sidecar package: no CDN at run time.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+}
+
+# The MCP endpoint (mcp_gateway/). Every request of a key counts against one rolling window,
+# shared with the REST API; the billing issue will make the figure per plan.
+RATE_LIMIT_PER_MINUTE = env.int("ECHO_MEMORY_RATE_LIMIT_PER_MINUTE", default=240)
+RATE_LIMIT_WINDOW_SECONDS = 60
+RATE_LIMIT_BACKEND = env.str("ECHO_MEMORY_RATE_LIMIT_BACKEND",
+                             default="redis" if REDIS_URL else "database")
+if RATE_LIMIT_BACKEND not in {"redis", "database"}:
+    raise ConfigurationError(
+        f"ECHO_MEMORY_RATE_LIMIT_BACKEND={RATE_LIMIT_BACKEND} is not a backend; set it to redis "
+        "(needs REDIS_URL) or database, or unset it for the default."
+    )
+if RATE_LIMIT_BACKEND == "redis" and not REDIS_URL:
+    raise ConfigurationError(
+        "ECHO_MEMORY_RATE_LIMIT_BACKEND=redis needs REDIS_URL; set REDIS_URL or unset the backend."
+    )
+RATE_LIMIT_REDIS_PREFIX = env.str("ECHO_MEMORY_RATE_LIMIT_PREFIX", default="echo:rl:")
+MCP_SESSION_IDLE_SECONDS = env.int("ECHO_MEMORY_MCP_SESSION_IDLE_SECONDS", default=24 * 3600)
+MCP_MAX_BODY_BYTES = env.int("ECHO_MEMORY_MCP_MAX_BODY_BYTES", default=1024 * 1024)
+# Browser origins allowed to call /mcp besides localhost ones (DNS-rebinding protection).
+MCP_ALLOWED_ORIGINS = env.list("ECHO_MEMORY_ALLOWED_ORIGINS", default=[])
 
 LOGGING = {
     "version": 1,

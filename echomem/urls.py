@@ -11,4 +11,5 @@ urlpatterns = [
     path("healthz", views.healthz, name="healthz"),
     path("admin/", admin.site.urls),
     path("api/v1/", include("api.urls")),
+    path("", include("mcp_gateway.urls")),
 ]

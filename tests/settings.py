@@ -18,3 +18,5 @@ SELF_HOSTED_AGENT_ID = ""
 # Index right after each write commits, so live-server tests see facts by meaning at once.
 ECHO_MEMORY_INDEXING = "inline"
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast logins in tests
+# Rate-limit windows of this run only: Redis outlives a run, key ids restart with each one.
+RATE_LIMIT_REDIS_PREFIX = f"echo-test:{os.getpid()}:{os.urandom(4).hex()}:rl:"

@@ -1,0 +1,23 @@
+"""What `initialize` tells an agent about using this server: read by a model, so plain and short."""
+
+SERVER_INSTRUCTIONS = """\
+Echo Memory is your persistent memory: a graph of entities and facts that you write \
+and later recall, shared across sessions (scope "shared") or private to this key's \
+holder and tool (scope "solo"). Every tool needs `scope`; use "shared" unless the user \
+wants something kept private.
+
+- Before answering from scratch, or asking the user to repeat something, call \
+query_memory with a short natural-language query. Trust facts with a high `score`.
+- When the user tells you something worth keeping (a decision, preference, owner, \
+cause of a problem), call write_episode with the entities and facts you extracted. \
+Check `stored`: if false, resolve `ambiguous_entities` via entity_resolutions and call \
+again. Set causal_hint only when the conversation stated the cause.
+- For "why did X happen" or "what did X lead to", call trace_cause rather than \
+query_memory: it returns ordered chains of recorded causes, nearest first.
+- When a recalled fact saved the user from re-explaining, call record_recall_save \
+with its fact_id.
+- To see who changed what and when, call get_audit_log.
+
+Pass `memory` only to use a graph other than your key's default. Errors come back as \
+tool results with isError true and say which argument to change.\
+"""

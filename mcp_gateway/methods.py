@@ -1,0 +1,106 @@
+"""The JSON-RPC methods of a tools-only MCP server: initialize, ping, tools/list, tools/call.
+
+Tool failures a model can fix (bad arguments, an unknown memory or fact) come back
+as results with isError: true and the fix; faults in the request itself are JSON-RPC
+errors. An unknown tool name is a JSON-RPC error (-32602): the MCP spec lists it
+among protocol errors, since no tool ran.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any
+
+from accounts.principal import Principal
+from echomem.errors import EchoError
+from mcp_gateway import versions
+from mcp_gateway.instructions import SERVER_INSTRUCTIONS
+from mcp_gateway.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, Message, RpcError
+from mcp_gateway.models import McpSession
+from mcp_gateway.tools import TOOLS, call_tool
+
+logger = logging.getLogger(__name__)
+SERVER_NAME = "echo-memory"
+
+
+def _server_version() -> str:
+    try:
+        return version("echo-mem")
+    except PackageNotFoundError:
+        return "0"
+
+
+@dataclass
+class Context:
+    principal: Principal
+    session: McpSession | None
+
+
+def initialize_result(params: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "protocolVersion": versions.negotiate(params.get("protocolVersion")),
+        "capabilities": {"tools": {"listChanged": False}},
+        "serverInfo": {"name": SERVER_NAME, "title": "Echo Memory", "version": _server_version()},
+        "instructions": SERVER_INSTRUCTIONS,
+    }
+
+
+def ping(context: Context, params: dict[str, Any]) -> dict[str, Any]:
+    return {}
+
+
+def tools_list(context: Context, params: dict[str, Any]) -> dict[str, Any]:
+    return {"tools": [
+        {"name": tool.name, "title": tool.title, "description": tool.description,
+         "inputSchema": tool.input_schema(), "outputSchema": tool.output_schema(),
+         "annotations": tool.annotations()}
+        for tool in TOOLS.values()
+    ]}
+
+
+def tools_call(context: Context, params: dict[str, Any]) -> dict[str, Any]:
+    name = params.get("name")
+    tool = TOOLS.get(name) if isinstance(name, str) else None
+    if tool is None:
+        raise RpcError(INVALID_PARAMS,
+                       f"unknown tool {name!r}; call tools/list for the names, which are "
+                       f"{', '.join(TOOLS)}", data={"field": "params.name"})
+    arguments = params.get("arguments", {})
+    if arguments is not None and not isinstance(arguments, dict):
+        raise RpcError(INVALID_PARAMS, "params.arguments must be a JSON object of the tool's "
+                       "arguments", data={"field": "params.arguments"})
+    try:
+        output = call_tool(context.principal, tool, arguments)
+    except EchoError as exc:
+        return tool_error(exc)
+    text = json.dumps(output, ensure_ascii=False)
+    return {**output, "content": [{"type": "text", "text": text}],
+            "structuredContent": output, "isError": False}
+
+
+def tool_error(exc: EchoError) -> dict[str, Any]:
+    error = exc.as_dict()
+    text = exc.message
+    if exc.fix:
+        text += f". Fix: {exc.fix}"
+    return {"content": [{"type": "text", "text": text}], "isError": True, "error": error}
+
+
+HANDLERS = {"ping": ping, "tools/list": tools_list, "tools/call": tools_call}
+
+
+def dispatch(context: Context, message: Message) -> dict[str, Any]:
+    handler = HANDLERS.get(message.method)
+    if handler is None:
+        raise RpcError(METHOD_NOT_FOUND,
+                       f"method {message.method!r} is not served here; this tools-only server "
+                       f"answers initialize, {', '.join(HANDLERS)}",
+                       request_id=message.id)
+    try:
+        return handler(context, message.params)
+    except RpcError as exc:
+        exc.request_id = message.id
+        raise

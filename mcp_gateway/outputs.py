@@ -1,0 +1,168 @@
+"""What each tool returns, as models: the MCP outputSchema and the REST response schema.
+
+They describe the engine's replies (memories/services.py, selectors.py, causal.py);
+tests/mcp/test_tool_registry.py validates real replies against them, so a field
+the engine adds or renames fails there first. Extra fields are allowed: a client
+written against these keeps working when a reply gains a field.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Out(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class Writer(_Out):
+    tool: str
+
+
+class FactOut(_Out):
+    fact_id: str
+    fact: str
+    source: str
+    target: str
+    relation_type: str
+    confidence: str
+    causal_hint: str | None
+    session_id: str
+    project: str | None
+    written_by: Writer
+    created_at: datetime
+    valid_at: datetime | None
+    invalid_at: datetime | None
+    superseded_at: datetime | None = Field(description="Set when a newer fact replaced it.")
+    superseded_by: str | None
+
+
+class RankedFact(FactOut):
+    rank: int = Field(description="1 is the best match.")
+    score: float | None = Field(description="Cosine similarity to the query, comparable across "
+                                            "queries; null when only full text matched.")
+    matched: list[str] = Field(description="Which retrievers found it: vector, text, digest.")
+
+
+class ChainLink(FactOut):
+    cause: str = Field(description="The entity on the cause side of this link.")
+    effect: str = Field(description="The entity on the effect side of this link.")
+
+
+class Edge(_Out):
+    fact_id: str
+    source: str
+    target: str
+    relation_type: str
+
+
+class SupersededEdge(Edge):
+    superseded_by: str
+
+
+class Candidate(_Out):
+    id: str
+    name: str
+    type: str
+    why: str
+
+
+class AmbiguousEntity(_Out):
+    name: str
+    type: str
+    candidates: list[Candidate]
+
+
+class EntityOut(_Out):
+    name: str
+    id: str
+    type: str
+    created: bool
+
+
+class WriteEpisodeResult(_Out):
+    stored: bool = Field(description="False when nothing was written: see ambiguous_entities.")
+    edges_created: list[Edge]
+    superseded: list[SupersededEdge]
+    unchanged: list[Edge] = Field(default_factory=list)
+    ambiguous_entities: list[AmbiguousEntity]
+    entities: list[EntityOut] = Field(default_factory=list)
+    episode_id: str | None = None
+    memory: str
+    scope: str
+    units: int
+    message: str
+
+
+class QueryMemoryResult(_Out):
+    facts: list[RankedFact]
+    count: int
+    memory: str
+    scope: str
+    units: int
+
+
+class Anchor(_Out):
+    id: str
+    name: str
+    type: str
+    matched: str
+
+
+class TraceCauseResult(_Out):
+    subject: str
+    anchors: list[Anchor]
+    causes: list[list[ChainLink]] = Field(description="Chains, nearest cause first.")
+    effects: list[list[ChainLink]] = Field(description="Chains, nearest effect first.")
+    contradictions: list[FactOut]
+    truncated: bool
+    empty_reason: str | None = Field(description="no_anchor or no_causal_links when empty.")
+    message: str | None = None
+    memory: str
+    scope: str
+    units: int
+
+
+class Party(_Out):
+    holder_id: int
+    tool: str
+
+
+class RecordRecallSaveResult(_Out):
+    recorded: bool
+    recall_save_id: str
+    fact_id: str
+    writer: Party
+    reader: Party
+    memory: str
+    units: int
+
+
+class Actor(_Out):
+    holder_id: int | None
+    tool: str
+
+
+class AuditEventOut(_Out):
+    seq: int
+    at: datetime
+    action: str
+    object_id: str
+    memory: str
+    session_id: str
+    actor: Actor
+    before: dict[str, Any] | None
+    after: dict[str, Any] | None
+    hash: str
+
+
+class GetAuditLogResult(_Out):
+    events: list[AuditEventOut]
+    next_cursor: str | None = Field(description="Pass as cursor for the next page; null at "
+                                                "the end.")
+    memory: str
+    scope: str
+    units: int

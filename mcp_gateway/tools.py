@@ -1,0 +1,150 @@
+"""The tool registry: one declaration per tool, used by MCP tools/list, tools/call and REST.
+
+Each declaration names the argument model of memories/schemas.py (inputSchema and
+validation), the result model of outputs.py (outputSchema), the engine function
+that does the work, the annotations and a description an agent can act on.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from django.core.serializers.json import DjangoJSONEncoder
+from pydantic import BaseModel
+
+from accounts.principal import Principal
+from mcp_gateway import outputs
+from mcp_gateway.metering import meter
+from memories import causal, selectors, services
+from memories.schemas import (
+    GetAuditLogArgs,
+    QueryMemoryArgs,
+    RecordRecallSaveArgs,
+    TraceCauseArgs,
+    WriteEpisodeArgs,
+    parse,
+)
+
+# A tools/call result repeats the output at its top level (the guide's clients read
+# `result.stored`), so no output may use the names MCP gives the result's own members.
+RESERVED_RESULT_NAMES = frozenset({"content", "structuredContent", "isError", "_meta"})
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    title: str
+    description: str
+    args: type[BaseModel]
+    output: type[BaseModel]
+    run: Callable[[Principal, Any], dict[str, Any]]
+    read_only: bool
+    idempotent: bool
+    destructive: bool = False
+
+    def input_schema(self) -> dict[str, Any]:
+        return json_schema(self.args, "validation")
+
+    def output_schema(self) -> dict[str, Any]:
+        return json_schema(self.output, "serialization")
+
+    def annotations(self) -> dict[str, Any]:
+        return {"title": self.title, "readOnlyHint": self.read_only,
+                "destructiveHint": self.destructive, "idempotentHint": self.idempotent,
+                "openWorldHint": False}
+
+
+TOOLS: dict[str, Tool] = {tool.name: tool for tool in [
+    Tool(
+        name="write_episode", title="Remember what happened",
+        description=(
+            "Store what you learned in this conversation as entities and facts you extracted "
+            "yourself (the server never calls a model). Call it when the user states something "
+            "worth recalling later: a decision, a preference, who owns what, what caused an "
+            "incident. Every fact's source and target must be listed in entities by exact name. "
+            "Writing the same (source, target, relation_type) again replaces the old fact (it "
+            "stays queryable as superseded). Check `stored`: when false, nothing was written "
+            "because a name may mean an existing entity; call again with entity_resolutions "
+            "mapping each name in ambiguous_entities to a candidate id or \"new\". Set "
+            "causal_hint only when the conversation said one thing caused another. Costs one "
+            "unit per fact created."),
+        args=WriteEpisodeArgs, output=outputs.WriteEpisodeResult, run=services.write_episode,
+        read_only=False, idempotent=True,
+    ),
+    Tool(
+        name="query_memory", title="Recall facts",
+        description=(
+            "Recall stored facts by meaning and by words, best first. Call it before answering "
+            "anything that earlier conversations may have settled (preferences, decisions, who "
+            "or what something is), and before asking the user to repeat themselves. Each fact "
+            "has rank, score (cosine similarity, comparable across queries: threshold on it; "
+            "null when only the words matched) and matched. digest: true returns the most "
+            "recent facts instead (omit query). Use as_of to ask what was true at a time. "
+            "Costs one unit per fact returned."),
+        args=QueryMemoryArgs, output=outputs.QueryMemoryResult, run=selectors.query_memory,
+        read_only=True, idempotent=True,
+    ),
+    Tool(
+        name="trace_cause", title="Explain why",
+        description=(
+            "Answer a why question with chains of recorded causes (upstream) or effects "
+            "(downstream) of a subject, nearest first. Use it instead of query_memory when the "
+            "user asks why something happened or what it led to. It follows only facts written "
+            "with a causal_hint, so an empty answer means nobody recorded a cause (empty_reason "
+            "says whether the subject was not found or had no causal links), not that none "
+            "exists. Costs one unit per fact returned."),
+        args=TraceCauseArgs, output=outputs.TraceCauseResult, run=causal.trace_cause,
+        read_only=True, idempotent=True,
+    ),
+    Tool(
+        name="record_recall_save", title="Credit a recalled fact",
+        description=(
+            "Record that a fact you recalled (its fact_id from query_memory) saved the user "
+            "from explaining something again; note says what it saved. Call it once per such "
+            "moment. The writer is read from the fact and the reader from your key. Free."),
+        args=RecordRecallSaveArgs, output=outputs.RecordRecallSaveResult,
+        run=services.record_recall_save, read_only=False, idempotent=False,
+    ),
+    Tool(
+        name="get_audit_log", title="Read the audit log",
+        description=(
+            "List every recorded change in a scope, oldest first: what changed, when, in which "
+            "session and by which tool. Use it when the user asks who wrote or changed "
+            "something, or what happened since a time (since). Page with next_cursor. Free."),
+        args=GetAuditLogArgs, output=outputs.GetAuditLogResult, run=selectors.get_audit_log,
+        read_only=True, idempotent=True,
+    ),
+]}
+
+
+def call_tool(principal: Principal, tool: Tool, arguments: dict[str, Any] | None) -> dict:
+    """Validate, run, meter; the reply as plain JSON values. Raises EchoError subclasses."""
+    args = parse(tool.args, arguments)
+    output = tool.run(principal, args)
+    meter(principal, tool.name, int(output.get("units", 0)))
+    return json.loads(json.dumps(output, cls=DjangoJSONEncoder))
+
+
+@cache
+def json_schema(model: type[BaseModel], mode: str) -> dict[str, Any]:
+    """The model's JSON Schema with its $defs inlined: some clients cannot follow $ref."""
+    schema = model.model_json_schema(mode=mode)
+    defs = schema.pop("$defs", {})
+
+    def inline(node: Any) -> Any:
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and ref.startswith("#/$defs/"):
+                target = inline(defs[ref.removeprefix("#/$defs/")])
+                rest = {k: inline(v) for k, v in node.items() if k != "$ref"}
+                return {**target, **rest}
+            return {k: inline(v) for k, v in node.items()}
+        if isinstance(node, list):
+            return [inline(item) for item in node]
+        return node
+
+    return inline(schema)

@@ -1,0 +1,63 @@
+"""A Bearer key on every request; refusals are 401 with a challenge and say what to send."""
+
+from __future__ import annotations
+
+import pytest
+
+from accounts.services import api_key_revoke
+
+
+def _assert_refused(response, words: str):
+    assert response.status_code == 401
+    assert response["WWW-Authenticate"].startswith("Bearer")
+    body = response.json()
+    assert body["jsonrpc"] == "2.0"
+    assert body["error"]["data"]["field"] == "Authorization"
+    assert words in body["error"]["message"]
+    return body
+
+
+def test_no_key_is_401_and_says_to_send_a_bearer_header(mcp_for, db):
+    response = mcp_for(None, initialize=False).request(
+        "initialize", {"protocolVersion": "2025-06-18", "capabilities": {}})
+    body = _assert_refused(response, "missing Authorization header")
+    assert "Authorization: Bearer" in body["error"]["message"]
+
+
+@pytest.mark.parametrize("header, words", [
+    ("Basic dXNlcjpwdw==", "Bearer scheme"),
+    ("Bearer not-a-key", "malformed"),
+    ("Bearer em_0123456789ab_" + "A" * 43, "not valid"),
+])
+def test_a_bad_key_is_401_naming_the_problem(client, db, header, words):
+    response = client.post("/mcp", data="{}", content_type="application/json",
+                           headers={"Authorization": header, "Accept": "application/json"})
+    _assert_refused(response, words)
+
+
+def test_a_revoked_key_is_401_even_inside_its_open_session(mcp_for, alice):
+    session = mcp_for(alice)
+    api_key_revoke(key=alice.key)
+    _assert_refused(session.request("tools/list"), "revoked")
+
+
+def test_every_request_needs_the_key_not_only_initialize(mcp_for, alice):
+    session = mcp_for(alice)
+    session.key = None
+    _assert_refused(session.request("tools/list"), "missing")
+
+
+def test_delete_and_get_need_the_key_too(client, mcp_for, alice):
+    session = mcp_for(alice)
+    assert client.delete("/mcp", headers={"Mcp-Session-Id": session.session}).status_code == 401
+    assert client.get("/mcp").status_code == 401
+
+
+def test_a_self_hosted_box_serves_keyless_requests_as_the_configured_user(mcp_for, alice,
+                                                                           settings):
+    settings.SELF_HOSTED = True
+    settings.SELF_HOSTED_USER_ID = "alice"
+    session = mcp_for(None)
+    out = session.call("query_memory", {"scope": "shared", "digest": True})["result"]
+    assert out["memory"] == "default"
+    assert out["isError"] is False

@@ -1,0 +1,109 @@
+"""240 requests per rolling minute per key, every request counted, on both backends."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+from django.db import connections
+
+from mcp_gateway import ratelimit
+from mcp_gateway.models import RateLimitHit
+
+BACKENDS = ["redis", "database"]
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request, settings):
+    settings.RATE_LIMIT_BACKEND = request.param
+    settings.RATE_LIMIT_PER_MINUTE = 240
+    return request.param
+
+
+def test_the_241st_request_in_a_minute_is_429_until_retry_after_passes(
+        backend, mcp_for, alice, fake_clock):
+    session = mcp_for(alice)  # initialize and notifications/initialized: 2 requests
+    for _ in range(238):
+        fake_clock.advance(0.1)
+        assert session.request("ping").status_code == 200
+    fake_clock.advance(0.1)
+    refused = session.request("ping")
+    assert refused.status_code == 429
+    # The first request left the window 60 s after it was made: 60 - 23.9 s from now.
+    assert refused["Retry-After"] == "37"
+    error = refused.json()["error"]
+    assert error["data"]["retry_after"] == 37
+    assert "37 seconds" in error["message"]
+    fake_clock.advance(36)
+    assert session.request("ping").status_code == 429
+    fake_clock.advance(1)
+    assert session.request("ping").status_code == 200
+
+
+def test_initialize_notifications_and_refusals_of_the_endpoint_all_count(
+        backend, mcp_for, alice, settings, fake_clock):
+    settings.RATE_LIMIT_PER_MINUTE = 4
+    session = mcp_for(alice)                                # 2
+    assert session.request("nope").status_code == 200       # 3: unknown method still counts
+    assert session.notify("notifications/x").status_code == 202  # 4
+    refused = session.request("initialize", {"protocolVersion": "2025-06-18"})
+    assert refused.status_code == 429
+    assert refused["Retry-After"] == "60"
+
+
+def test_each_key_has_its_own_window(backend, mcp_for, alice, bob, settings, fake_clock):
+    settings.RATE_LIMIT_PER_MINUTE = 3
+    alices = mcp_for(alice)
+    alices.request("ping")
+    assert alices.request("ping").status_code == 429
+    assert mcp_for(bob).request("ping").status_code == 200
+
+
+def test_a_keyless_self_hosted_principal_is_limited_under_one_fixed_identity(
+        backend, mcp_for, alice, settings, fake_clock):
+    settings.SELF_HOSTED = True
+    settings.SELF_HOSTED_USER_ID = "alice"
+    settings.RATE_LIMIT_PER_MINUTE = 2
+    mcp_for(None)  # initialize + notifications/initialized
+    another_client = mcp_for(None, initialize=False)
+    refused = another_client.request("initialize", {"protocolVersion": "2025-06-18"})
+    assert refused.status_code == 429
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("backend_name", BACKENDS)
+def test_concurrent_requests_never_overshoot_the_limit(backend_name, settings):
+    settings.RATE_LIMIT_BACKEND = backend_name
+    limiter = ratelimit.limiter()
+    identity = f"concurrency-{backend_name}-{threading.get_ident()}"
+    outcomes: list[bool] = []
+    barrier = threading.Barrier(12)
+
+    def hit() -> None:
+        try:
+            barrier.wait()
+            for _ in range(5):
+                decision = limiter.hit(identity, limit=25, window_ms=60_000,
+                                       now_ms=ratelimit.clock())
+                outcomes.append(decision.allowed)
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=hit) for _ in range(12)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(outcomes) == 60
+    assert outcomes.count(True) == 25
+    if backend_name == "database":
+        assert RateLimitHit.objects.filter(identity=identity).count() == 25
+
+
+def test_the_database_backend_forgets_hits_that_left_the_window(db, settings):
+    limiter = ratelimit.DatabaseRateLimiter()
+    for second in range(3):
+        limiter.hit("k", limit=3, window_ms=10_000, now_ms=second * 1000)
+    assert not limiter.hit("k", limit=3, window_ms=10_000, now_ms=9_000).allowed
+    assert limiter.hit("k", limit=3, window_ms=10_000, now_ms=10_500).allowed
+    assert RateLimitHit.objects.filter(identity="k").count() == 3
