@@ -1,0 +1,112 @@
+"""The REST mirror: one endpoint per tool, the same validation, limit, hook and tenancy as MCP."""
+
+from __future__ import annotations
+
+import pytest
+
+from mcp_gateway import tools
+from tests.mcp.test_tools import episode
+
+
+def post(client, actor, name, body):
+    return client.post(f"/api/v1/tools/{name}", data=body, content_type="application/json",
+                       headers={"Authorization": f"Bearer {actor.plaintext}"})
+
+
+def test_each_tool_answers_with_the_same_output_as_over_mcp(client, alice):
+    written = post(client, alice, "write_episode", episode())
+    assert written.status_code == 200
+    assert written.json()["stored"] is True
+    recalled = post(client, alice, "query_memory", {"scope": "shared", "query": "pool"}).json()
+    assert recalled["count"] >= 1
+    why = post(client, alice, "trace_cause", {"scope": "shared", "subject": "Checkout 502s"})
+    assert len(why.json()["causes"]) == 1
+    saved = post(client, alice, "record_recall_save", {
+        "scope": "shared", "fact_id": recalled["facts"][0]["fact_id"], "note": "saved time"})
+    assert saved.json()["recorded"] is True
+    audit = post(client, alice, "get_audit_log", {"scope": "shared"}).json()
+    assert audit["events"][0]["seq"] == 1
+
+
+def test_invalid_arguments_are_400_naming_the_field_and_the_fix(client, alice):
+    response = post(client, alice, "query_memory", {"scope": "shared", "query": "x", "top_k": 0})
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert error["field"] == "top_k"
+    assert error["fix"]
+
+
+def test_a_body_that_is_not_an_object_or_not_json_is_400(client, alice):
+    assert post(client, alice, "query_memory", [1, 2]).json()["error"]["field"] == "body"
+    broken = client.post("/api/v1/tools/query_memory", data="{", content_type="application/json",
+                         headers={"Authorization": f"Bearer {alice.plaintext}"})
+    assert broken.status_code == 400
+    assert broken.json()["error"]["field"] == "body"
+
+
+def test_an_unknown_memory_is_404(client, alice):
+    response = post(client, alice, "query_memory", {"scope": "shared", "query": "x",
+                                                    "memory": "nope"})
+    assert response.status_code == 404
+    assert response.json()["error"]["field"] == "memory"
+
+
+def test_another_tenants_data_is_invisible(client, alice, charlie):
+    post(client, alice, "write_episode", episode())
+    theirs = post(client, charlie, "query_memory", {"scope": "shared", "query": "pool"}).json()
+    assert theirs["facts"] == []
+
+
+def test_missing_key_is_401_with_the_challenge(client, db):
+    response = client.post("/api/v1/tools/query_memory", data={"scope": "shared"},
+                           content_type="application/json")
+    assert response.status_code == 401
+    assert response["WWW-Authenticate"].startswith("Bearer")
+
+
+@pytest.mark.parametrize("backend", ["redis", "database"])
+def test_rest_and_mcp_share_one_rate_limit_window(client, alice, mcp_for, settings, fake_clock,
+                                                  backend):
+    settings.RATE_LIMIT_BACKEND = backend
+    settings.RATE_LIMIT_PER_MINUTE = 3
+    mcp_for(alice)  # two requests on /mcp
+    third = post(client, alice, "query_memory", {"scope": "shared", "digest": True})
+    assert third.status_code == 200
+    fake_clock.advance(20)
+    refused = client.get("/api/v1/memories", headers={"Authorization": f"Bearer {alice.plaintext}"})
+    assert refused.status_code == 429
+    assert refused["Retry-After"] == "40"
+    assert refused.json()["error"]["retry_after"] == 40
+    fake_clock.advance(40)
+    assert client.get("/api/v1/memories",
+                      headers={"Authorization": f"Bearer {alice.plaintext}"}).status_code == 200
+
+
+def test_rest_calls_report_units_to_the_same_hook(client, alice, monkeypatch):
+    metered = []
+    monkeypatch.setattr(tools, "meter", lambda p, tool, units: metered.append((tool, units)))
+    post(client, alice, "write_episode", episode())
+    assert metered == [("write_episode", 2)]
+
+
+def test_openapi_schema_describes_every_tool_without_a_key(client, db):
+    response = client.get("/api/v1/schema", headers={"Accept": "application/json"})
+    assert response.status_code == 200
+    schema = response.json()
+    assert schema["openapi"].startswith("3.1")
+    for name in tools.TOOLS:
+        operation = schema["paths"][f"/api/v1/tools/{name}"]["post"]
+        assert operation["operationId"] == name
+        assert "requestBody" in operation
+    assert schema["components"]["securitySchemes"]["bearerKey"]["scheme"] == "bearer"
+
+
+@pytest.mark.parametrize("page, asset", [("/api/v1/docs", "swagger-ui-dist"),
+                                         ("/api/v1/redoc", "redoc")])
+def test_browsable_docs_load_their_assets_from_our_own_static_files(client, db, page, asset):
+    html = client.get(page).content.decode()
+    assert "cdn" not in html.lower()
+    start = html.index("/static/drf_spectacular_sidecar/")
+    url = html[start:html.index('"', start)]
+    assert asset in url
+    assert client.get(url).status_code == 200
