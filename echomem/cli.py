@@ -221,6 +221,21 @@ def worker(concurrency: int) -> None:
 
 @main.command()
 @_clean_errors
+def index() -> None:
+    """Embed and index every fact still waiting (after a bulk load, or in `manual` mode)."""
+    _prepare()
+    from tqdm import tqdm
+
+    from memories.indexing import index_pending, pending_count
+
+    waiting = pending_count()
+    with tqdm(total=waiting, unit="fact", desc="indexing", disable=not waiting) as bar:
+        done = index_pending(progress=bar.update)
+    click.echo(f"indexed {done} fact(s)")
+
+
+@main.command()
+@_clean_errors
 def status() -> None:
     """Show the home, the database, the running server and what the box holds."""
     import httpx

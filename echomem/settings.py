@@ -64,10 +64,10 @@ CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
 ECHO_MEMORY_INDEXING = env.str(
     "ECHO_MEMORY_INDEXING", default="celery" if CELERY_BROKER_URL else "thread"
 )
-if ECHO_MEMORY_INDEXING not in {"inline", "thread", "celery"}:
+if ECHO_MEMORY_INDEXING not in {"inline", "thread", "celery", "manual"}:
     raise ConfigurationError(
-        f"ECHO_MEMORY_INDEXING={ECHO_MEMORY_INDEXING} is not a mode; set it to inline, thread "
-        "or celery, or unset it for the default."
+        f"ECHO_MEMORY_INDEXING={ECHO_MEMORY_INDEXING} is not a mode; set it to inline, thread, "
+        "celery or manual, or unset it for the default."
     )
 
 INSTALLED_APPS = [

@@ -5,7 +5,8 @@ by words (its tsvector is a generated column), only not by meaning. Where it run
 
 - `inline`: right after the write commits, in the same thread (tests, tiny boxes);
 - `thread`: a background thread per web process (the single box's default);
-- `celery`: a Celery task on the workers (the default when a broker is configured).
+- `celery`: a Celery task on the workers (the default when a broker is configured);
+- `manual`: nothing is scheduled; `echo-memory index` (e.g. from cron) catches up.
 """
 
 from __future__ import annotations
@@ -25,10 +26,11 @@ BATCH_SIZE = 64
 CONTEXT_FACTS = 0
 
 
-def index_pending(*, limit: int | None = None) -> int:
+def index_pending(*, limit: int | None = None, progress=None) -> int:
     """Index waiting facts, oldest first, in batches; returns how many were indexed.
 
     Batches are claimed with SKIP LOCKED, so any number of indexers can run at once.
+    `progress`, if given, is called with the size of each finished batch.
     """
     done = 0
     while limit is None or done < limit:
@@ -37,7 +39,15 @@ def index_pending(*, limit: int | None = None) -> int:
         if not indexed:
             break
         done += indexed
+        if progress is not None:
+            progress(indexed)
     return done
+
+
+def pending_count() -> int:
+    from memories.models import Fact
+
+    return Fact.objects.filter(embedding__isnull=True).count()
 
 
 def _index_batch(size: int) -> int:
@@ -104,7 +114,7 @@ def schedule() -> None:
         from memories.tasks import index_facts
 
         index_facts.delay()
-    else:
+    elif mode == "thread":
         background().wake()
 
 

@@ -1,0 +1,254 @@
+"""Engine speed at 10k and 100k facts, each figure next to the raw SQL it stands on.
+
+    .venv/bin/python bench/engine_perf.py [--sizes 10000 100000] [--queries 300]
+
+- write: write_episode in batches of 20 facts (the whole service: validation,
+  resolution, key locks, supersession check, audit chain), facts accepted per
+  second; next to plain INSERTs of the same 20 rows in one transaction.
+  Embedding trails behind writes (DESIGN.md), so it is measured on its own: the
+  indexer's facts/s.
+- query: query_memory p50/p95 in ms, including the query's embedding; next to
+  the same SQL statements (captured from the service) replayed on a raw cursor.
+Vectors of the synthetic facts are computed once with the real model and cached
+in bench/.cache, so a rerun spends its time on what is measured.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench import corpus  # noqa: E402
+from bench.setup import bench_principal, fresh_instance  # noqa: E402
+
+CACHE = Path(__file__).resolve().parent / ".cache"
+BATCH = 20
+
+
+class CachedEmbedder:
+    """The real model, memoized on disk by text: same vectors, paid for once."""
+
+    def __init__(self, inner):
+        self.inner = inner
+        self.dimensions = inner.dimensions
+        CACHE.mkdir(exist_ok=True)
+        self.path = CACHE / "vectors.npz"
+        self.store: dict[str, np.ndarray] = {}
+        if self.path.exists():
+            data = np.load(self.path)
+            self.store = dict(zip(data["keys"].tolist(), data["vectors"], strict=True))
+        self.misses = 0
+
+    def embed(self, texts):
+        keys = [hashlib.blake2b(t.encode(), digest_size=12).hexdigest() for t in texts]
+        missing = [i for i, k in enumerate(keys) if k not in self.store]
+        if missing:
+            vectors = self.inner.embed([texts[i] for i in missing])
+            for i, vector in zip(missing, vectors, strict=True):
+                self.store[keys[i]] = vector
+            self.misses += len(missing)
+        return np.stack([self.store[k] for k in keys])
+
+    def save(self) -> None:
+        keys = list(self.store)
+        np.savez(self.path, keys=np.array(keys), vectors=np.stack([self.store[k] for k in keys]))
+
+
+def percentile(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
+
+
+def load_entities(principal, names: list[str]) -> None:
+    from memories.schemas import WriteEpisodeArgs, parse
+    from memories.services import write_episode
+
+    entities = [{"name": n, "type": "person"} for n in names]
+    entities += [{"name": t, "type": "service"} for t in corpus.THINGS]
+    for start in range(0, len(entities), 500):
+        write_episode(principal, parse(WriteEpisodeArgs, {
+            "scope": "shared", "memory": "perf", "assume_new": True,
+            "entities": entities[start:start + 500]}))
+
+
+def write_batches(principal, facts: list[dict]) -> float:
+    """Seconds to write `facts` through write_episode, BATCH at a time."""
+    from memories.schemas import WriteEpisodeArgs, parse
+    from memories.services import write_episode
+
+    started = time.perf_counter()
+    for start in range(0, len(facts), BATCH):
+        chunk = facts[start:start + BATCH]
+        names = sorted({f["source"] for f in chunk} | {f["target"] for f in chunk})
+        entities = [{"name": n, "type": "service" if n in corpus.THINGS else "person"}
+                    for n in names]
+        reply = write_episode(principal, parse(WriteEpisodeArgs, {
+            "scope": "shared", "memory": "perf", "session_id": f"bench/{start}",
+            "entities": entities, "facts": chunk}))
+        assert reply["stored"] and reply["units"] == len(chunk), reply
+    return time.perf_counter() - started
+
+
+def raw_write_batches(memory_id: int, facts: list[dict]) -> float:
+    """The floor: the same rows as plain INSERTs, 20 per transaction, no service."""
+    from django.db import connection, transaction
+
+    from memories.models import Entity, Episode
+
+    ids = dict(Entity.objects.filter(memory_id=memory_id).values_list("name", "id"))
+    episode = Episode.objects.create(memory_id=memory_id, partition="shared", tool="raw")
+    started = time.perf_counter()
+    for start in range(0, len(facts), BATCH):
+        rows = [(memory_id, ids[f["source"]], ids[f["target"]], "raw " + f["relation_type"],
+                 f["fact"], episode.pk, f["fact"]) for f in facts[start:start + BATCH]]
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.executemany(
+                "INSERT INTO memories_fact (id, memory_id, partition, source_id, target_id, "
+                "relation_type, fact, confidence, session_id, project, episode_id, position, "
+                "written_by_tool, created_at, search_text) VALUES (gen_random_uuid(), %s, "
+                "'raw', %s, %s, %s, %s, 'extracted', '', '', %s, 0, 'raw', now(), %s)", rows)
+    elapsed = time.perf_counter() - started
+    with connection.cursor() as cursor:
+        cursor.execute("DELETE FROM memories_fact WHERE partition = 'raw'")
+    return elapsed
+
+
+def measure_queries(principal, questions: list[str]) -> dict[str, list[float]]:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from memories import selectors
+    from memories.schemas import QueryMemoryArgs, parse
+
+    service, raw, embed = [], [], []
+    for question in questions:
+        selectors._query_vector.cache_clear()
+        args = parse(QueryMemoryArgs, {"scope": "shared", "memory": "perf",
+                                       "query": question, "top_k": 10})
+        started = time.perf_counter()
+        selectors._query_vector(question)
+        embed.append((time.perf_counter() - started) * 1000)
+        selectors._query_vector.cache_clear()
+        with CaptureQueriesContext(connection) as captured:
+            started = time.perf_counter()
+            result = selectors.query_memory(principal, args)
+            service.append((time.perf_counter() - started) * 1000)
+        assert result["facts"], question
+        statements = [q["sql"] for q in captured.captured_queries]
+        with connection.cursor() as cursor:
+            started = time.perf_counter()
+            for sql in statements:
+                cursor.execute(sql)
+                if cursor.description:
+                    cursor.fetchall()
+            raw.append((time.perf_counter() - started) * 1000)
+    return {"service": service, "raw": raw, "embed": embed}
+
+
+def explain_hot_queries(principal, question: str) -> str:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from memories import selectors
+    from memories.schemas import QueryMemoryArgs, parse
+
+    with CaptureQueriesContext(connection) as captured:
+        selectors.query_memory(principal, parse(QueryMemoryArgs, {
+            "scope": "shared", "memory": "perf", "query": question}))
+    out = []
+    for marker in ("embedding <=>", "search_vector @@ "):
+        sql = next(q["sql"] for q in captured.captured_queries if marker in q["sql"])
+        with connection.cursor() as cursor:
+            cursor.execute("BEGIN")
+            cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+            cursor.execute("EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY ON) " + sql)
+            plan = "\n".join(row[0] for row in cursor.fetchall())
+            cursor.execute("ROLLBACK")
+        out.append(plan[:2500])
+    return "\n\n".join(out)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
+    parser.add_argument("--queries", type=int, default=300)
+    parser.add_argument("--raw-sample", type=int, default=2000,
+                        help="facts written by the raw-INSERT baseline at each size")
+    parser.add_argument("--explain", action="store_true", help="print plans at each size")
+    args = parser.parse_args()
+
+    fresh_instance(indexing="manual")
+    from memories import embeddings, indexing
+    from memories.selectors import memory_for
+    from memories.services import memory_create
+
+    cached = CachedEmbedder(embeddings.get_embedder())
+    embeddings.get_embedder = lambda: cached  # every module looks it up at call time
+    indexing.get_embedder = lambda: cached
+    principal, account = bench_principal()
+    memory_create(account_id=account.pk, name="perf")
+    memory = memory_for(principal, "perf")
+    names = corpus.people(2000)
+    all_facts = corpus.facts(max(args.sizes), names)
+    load_entities(principal, names)
+    questions = corpus.questions(args.queries, names)
+
+    rows = []
+    written = 0
+    for size in sorted(args.sizes):
+        chunk = all_facts[written:size]
+        seconds = write_batches(principal, chunk)
+        written = size
+        sample = all_facts[:min(args.raw_sample, len(all_facts))]
+        raw_seconds = raw_write_batches(memory.pk, sample)
+        started = time.perf_counter()
+        misses_before = cached.misses
+        indexed = indexing.index_pending()
+        index_seconds = time.perf_counter() - started
+        computed = cached.misses - misses_before
+        cached.save()
+        from django.db import connection
+
+        with connection.cursor() as cursor:
+            cursor.execute("ANALYZE memories_fact; ANALYZE memories_entity")
+        # Warm-up, then measure.
+        measure_queries(principal, questions[:20])
+        timings = measure_queries(principal, questions)
+        rows.append({
+            "size": size,
+            "write_fps": len(chunk) / seconds,
+            "raw_fps": len(sample) / raw_seconds,
+            "index_fps": indexed / index_seconds if computed == indexed else None,
+            "index_cached_fps": indexed / index_seconds,
+            "q": {k: (statistics.median(v), percentile(v, 95)) for k, v in timings.items()},
+        })
+        print(f"size {size}: wrote {len(chunk)} facts in {seconds:.1f}s, indexed {indexed} in "
+              f"{index_seconds:.1f}s ({computed} vectors computed)", file=sys.stderr)
+        if args.explain:
+            print(f"\n--- plans at {size} facts ---\n{explain_hot_queries(principal, questions[0])}\n")
+
+    print("\nEngine speed (one process, 2 cores, embedded PostgreSQL 18 + pgvector 0.8)\n")
+    print(f"{'facts':>8} {'write f/s':>10} {'raw SQL f/s':>12} {'ratio':>6} "
+          f"{'query p50':>10} {'p95':>7} {'raw SQL p50':>12} {'p95':>7} {'embed p50':>10} "
+          f"{'ratio p95':>10}")
+    for row in rows:
+        q = row["q"]
+        print(f"{row['size']:>8} {row['write_fps']:>10.0f} {row['raw_fps']:>12.0f} "
+              f"{row['raw_fps'] / row['write_fps']:>6.1f} {q['service'][0]:>10.1f} "
+              f"{q['service'][1]:>7.1f} {q['raw'][0]:>12.1f} {q['raw'][1]:>7.1f} "
+              f"{q['embed'][0]:>10.1f} {q['service'][1] / q['raw'][1]:>10.1f}")
+    for row in rows:
+        fps = row["index_fps"]
+        print(f"indexer at {row['size']}: " + (f"{fps:.0f} facts/s embedded and indexed"
+              if fps else f"{row['index_cached_fps']:.0f} facts/s with cached vectors"))
+
+
+if __name__ == "__main__":
+    main()
