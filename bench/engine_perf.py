@@ -25,8 +25,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from bench import corpus  # noqa: E402
-from bench.setup import bench_principal, fresh_instance  # noqa: E402
+from bench import corpus
+from bench.setup import bench_principal, fresh_instance
 
 CACHE = Path(__file__).resolve().parent / ".cache"
 BATCH = 20
@@ -232,7 +232,8 @@ def main() -> None:
         print(f"size {size}: wrote {len(chunk)} facts in {seconds:.1f}s, indexed {indexed} in "
               f"{index_seconds:.1f}s ({computed} vectors computed)", file=sys.stderr)
         if args.explain:
-            print(f"\n--- plans at {size} facts ---\n{explain_hot_queries(principal, questions[0])}\n")
+            plans = explain_hot_queries(principal, questions[0])
+            print(f"\n--- plans at {size} facts ---\n{plans}\n")
 
     print("\nEngine speed (one process, 2 cores, embedded PostgreSQL 18 + pgvector 0.8)\n")
     print(f"{'facts':>8} {'write f/s':>10} {'raw SQL f/s':>12} {'ratio':>6} "
