@@ -16,49 +16,16 @@ in bench/.cache, so a rerun spends its time on what is measured.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import statistics
 import sys
 import time
 from pathlib import Path
 
-import numpy as np
-
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench import corpus
-from bench.setup import bench_principal, fresh_instance
+from bench.setup import bench_principal, fresh_instance, use_cached_embedder
 
-CACHE = Path(__file__).resolve().parent / ".cache"
 BATCH = 20
-
-
-class CachedEmbedder:
-    """The real model, memoized on disk by text: same vectors, paid for once."""
-
-    def __init__(self, inner):
-        self.inner = inner
-        self.dimensions = inner.dimensions
-        CACHE.mkdir(exist_ok=True)
-        self.path = CACHE / "vectors.npz"
-        self.store: dict[str, np.ndarray] = {}
-        if self.path.exists():
-            data = np.load(self.path)
-            self.store = dict(zip(data["keys"].tolist(), data["vectors"], strict=True))
-        self.misses = 0
-
-    def embed(self, texts):
-        keys = [hashlib.blake2b(t.encode(), digest_size=12).hexdigest() for t in texts]
-        missing = [i for i, k in enumerate(keys) if k not in self.store]
-        if missing:
-            vectors = self.inner.embed([texts[i] for i in missing])
-            for i, vector in zip(missing, vectors, strict=True):
-                self.store[keys[i]] = vector
-            self.misses += len(missing)
-        return np.stack([self.store[k] for k in keys])
-
-    def save(self) -> None:
-        keys = list(self.store)
-        np.savez(self.path, keys=np.array(keys), vectors=np.stack([self.store[k] for k in keys]))
 
 
 def percentile(values: list[float], p: float) -> float:
@@ -185,13 +152,11 @@ def main() -> None:
     args = parser.parse_args()
 
     fresh_instance(indexing="manual")
-    from memories import embeddings, indexing
+    from memories import indexing
     from memories.selectors import memory_for
     from memories.services import memory_create
 
-    cached = CachedEmbedder(embeddings.get_embedder())
-    embeddings.get_embedder = lambda: cached  # every module looks it up at call time
-    indexing.get_embedder = lambda: cached
+    cached = use_cached_embedder(queries_too=False)
     principal, account = bench_principal()
     memory_create(account_id=account.pk, name="perf")
     memory = memory_for(principal, "perf")

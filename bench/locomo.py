@@ -20,7 +20,7 @@ from collections import defaultdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from bench.setup import bench_principal, fresh_instance
+from bench.setup import bench_principal, fresh_instance, use_cached_embedder
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared/data/locomo/locomo_dev.json"
 KS = (1, 5, 10)
@@ -109,9 +109,14 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--limit-conversations", type=int, default=None)
     parser.add_argument("--json", type=Path, help="also write the figures here")
+    parser.add_argument("--set", action="append", default=[], metavar="MODULE.NAME=VALUE",
+                        help="override a ranking constant for an experiment, e.g. "
+                             "search.TEXT_WEIGHT=1.5 (modules under memories/)")
     args = parser.parse_args()
 
-    fresh_instance(indexing="inline")
+    fresh_instance(indexing="manual")
+    cached = use_cached_embedder(queries_too=True)
+    apply_overrides(args.set)
     from tqdm import tqdm
 
     from memories.indexing import index_pending
@@ -126,6 +131,7 @@ def main() -> None:
         memory_name = re.sub(r"[^a-z0-9_-]", "-", sample["sample_id"].lower())
         dia_by_fact = load_conversation(principal, account, sample, memory_name)
         index_pending()
+        cached.save()
         turns += len(dia_by_fact)
         known = set(dia_by_fact.values())
         for question in sample["qa"]:
@@ -145,6 +151,18 @@ def main() -> None:
                 totals[(retriever, "overall")].append(figures)
     elapsed = time.perf_counter() - started
     report(totals, samples, turns, questions, skipped, elapsed, args.json)
+
+
+def apply_overrides(assignments: list[str]) -> None:
+    import importlib
+
+    for assignment in assignments:
+        target, _, raw = assignment.partition("=")
+        module_name, _, name = target.rpartition(".")
+        module = importlib.import_module(f"memories.{module_name}")
+        current = getattr(module, name)
+        setattr(module, name, type(current)(raw))
+        print(f"override: memories.{target} = {getattr(module, name)!r}", file=sys.stderr)
 
 
 def report(totals, samples, turns, questions, skipped, elapsed, json_path) -> None:
