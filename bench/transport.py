@@ -13,8 +13,9 @@ Then `echo-memory serve` runs on that box and each call is timed both ways:
 
 Both sides use the same few query texts, warmed first, so the query embedding is
 cached on both and the difference is the transport: HTTP, auth, rate limit, session,
-JSON. Indexing of facts written during the run is deferred on both sides for the same
-reason. Prints requests/s, p50 and p95 per path and the HTTP/direct ratios.
+JSON. Both sides run with ECHO_MEMORY_INDEXING=manual (facts written during the run are
+not embedded) for the same reason. Prints requests/s, p50 and p95 per path and the
+HTTP/direct ratios.
 """
 
 from __future__ import annotations
@@ -34,10 +35,7 @@ from bench.setup import bench_principal, fresh_instance
 QUERIES = ["who maintains the billing service", "why did the deploy fail",
            "which team owns the cache", "what depends on the database cluster"]
 EPISODE = 500
-# The server process must defer indexing exactly like this process does.
-SERVE = ("import sys; from memories import indexing; indexing.schedule = lambda: None; "
-         "from echomem.cli import main; sys.argv = ['echo-memory', 'serve', '--port', "
-         "sys.argv[1], '--threads', '8']; main()")
+ECHO_MEMORY = str(Path(sys.executable).parent / "echo-memory")
 
 
 def load(principal, total: int) -> None:
@@ -152,12 +150,9 @@ def main() -> None:
 
     logging.getLogger("httpx").setLevel(logging.WARNING)
 
-    home = fresh_instance(indexing="inline")
+    home = fresh_instance(indexing="manual")
     from django.db import connections
 
-    from memories import indexing
-
-    indexing.schedule = lambda: None  # see the module docstring
     principal, _ = bench_principal()
     from django.contrib.auth import get_user_model
 
@@ -174,10 +169,10 @@ def main() -> None:
     from tests.harness import free_port
 
     port = free_port()
-    env = {**os.environ, "ECHO_MEMORY_HOME": str(home),
+    env = {**os.environ, "ECHO_MEMORY_HOME": str(home), "ECHO_MEMORY_INDEXING": "manual",
            "ECHO_MEMORY_RATE_LIMIT_PER_MINUTE": "1000000"}
-    server = subprocess.Popen([sys.executable, "-c", SERVE, str(port)], env=env,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server = subprocess.Popen([ECHO_MEMORY, "serve", "--port", str(port), "--threads", "8"],
+                              env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     endpoint = f"http://127.0.0.1:{port}/mcp"
     try:
         import httpx
