@@ -140,12 +140,13 @@ def _write_episode(
     changes = [Change("entity.created", str(n.pk), after={"name": n.name, "type": n.type})
                for n in created_nodes]
     superseded_by_position = {i: old for i, _, old in plan.superseding}
+    names = {node.pk: node.name for node in nodes.values()}
     for position, row in sorted(new_rows.items()):
         old = superseded_by_position.get(position)
         if old is not None:
-            changes.append(Change("fact.superseded", str(old.pk), before=_snapshot(old),
+            changes.append(Change("fact.superseded", str(old.pk), before=_snapshot(old, names),
                                   after={"superseded_by": str(row.pk), "superseded_at": now}))
-        changes.append(Change("fact.created", str(row.pk), after=_snapshot(row)))
+        changes.append(Change("fact.created", str(row.pk), after=_snapshot(row, names)))
     audit_record(principal=principal, memory=memory, partition=partition,
                  session_id=args.session_id, changes=changes)
     transaction.on_commit(indexing.schedule)
@@ -213,9 +214,10 @@ def _identical(old: Fact, new: FactIn) -> bool:
         new.fact, new.confidence, new.causal_hint, new.valid_at, new.invalid_at)
 
 
-def _snapshot(fact: Fact) -> dict[str, Any]:
+def _snapshot(fact: Fact, names: dict[uuid.UUID, str]) -> dict[str, Any]:
+    """What the audit keeps of a fact; node names come from the episode, not a query."""
     return {
-        "source": fact.source.name, "target": fact.target.name,
+        "source": names[fact.source_id], "target": names[fact.target_id],
         "relation_type": fact.relation_type, "fact": fact.fact,
         "confidence": fact.confidence, "causal_hint": fact.causal_hint,
         "valid_at": fact.valid_at, "invalid_at": fact.invalid_at,
