@@ -17,9 +17,17 @@ from django.db import connection
 from django.utils import timezone
 
 from accounts.principal import Principal
+from memories import bulk
 from memories.models import AuditChainHead, AuditEvent, Memory
 
 GENESIS = "0" * 64
+EVENT_COLUMNS = [
+    ("account_id", "bigint"), ("seq", "bigint"), ("memory_id", "bigint"),
+    ("memory_name", "text"), ("partition", "text"), ("action", "text"), ("object_id", "text"),
+    ("session_id", "text"), ("holder_id", "bigint"), ("tool", "text"), ("key_id", "bigint"),
+    ("before", "text"), ("after", "text"), ("created_at", "timestamptz"),
+    ("prev_hash", "text"), ("hash", "text"),
+]
 
 
 @dataclass(frozen=True)
@@ -33,6 +41,10 @@ class Change:
 def _plain(value: Any) -> Any:
     """JSON-safe and stable: what is hashed is exactly what the row will read back as."""
     return json.loads(json.dumps(value, cls=DjangoJSONEncoder)) if value is not None else None
+
+
+def _json(value: Any) -> str | None:
+    return None if value is None else json.dumps(value, ensure_ascii=False)
 
 
 def _digest(prev_hash: str, event: AuditEvent) -> str:
@@ -75,7 +87,12 @@ def audit_record(
         )
         event.hash = prev = _digest(prev, event)
         events.append(event)
-    AuditEvent.objects.bulk_create(events)
+    bulk.insert("memories_auditevent", EVENT_COLUMNS, [
+        (e.account_id, e.seq, e.memory_id, e.memory_name, e.partition, e.action, e.object_id,
+         e.session_id, e.holder_id, e.tool, e.key_id, _json(e.before), _json(e.after),
+         e.created_at, e.prev_hash, e.hash)
+        for e in events
+    ], casts={"before": "::jsonb", "after": "::jsonb"})
     AuditChainHead.objects.filter(pk=head.pk).update(seq=seq, hash=prev)
     return events
 

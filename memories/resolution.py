@@ -27,6 +27,23 @@ NAME_EMBEDDING_THRESHOLD = 0.82
 MAX_CANDIDATES = 5
 
 
+@dataclass(frozen=True)
+class Node:
+    """An entity as the write path needs it (no vector, no model instance)."""
+
+    pk: uuid.UUID
+    name: str
+    type: str
+    normalized_name: str
+
+
+NODE_FIELDS = ("id", "name", "type", "normalized_name")
+
+
+def _nodes(queryset) -> list[Node]:
+    return [Node(*row) for row in queryset.values_list(*NODE_FIELDS)]
+
+
 @dataclass
 class Candidate:
     id: str
@@ -48,7 +65,7 @@ class Ambiguity:
 
 @dataclass
 class Resolution:
-    existing: dict[str, Entity]          # name -> node it means
+    existing: dict[str, Node]            # name -> node it means
     new: list[EntityIn]                  # names that become nodes
     ambiguous: list[Ambiguity]
     name_embeddings: dict[str, np.ndarray]  # for new names, computed once
@@ -60,7 +77,7 @@ def resolve(
 ) -> Resolution:
     in_scope = Entity.objects.filter(memory=memory, partition=partition)
     names = [e.name for e in entities]
-    exact = {e.name: e for e in in_scope.filter(name__in=names)}
+    exact = {node.name: node for node in _nodes(in_scope.filter(name__in=names))}
     result = Resolution(existing={}, new=[], ambiguous=[], name_embeddings={})
     pending: list[EntityIn] = []
     for entity in entities:
@@ -71,8 +88,9 @@ def resolve(
     if not pending:
         return result
 
-    by_normal: dict[str, list[Entity]] = {}
-    for node in in_scope.filter(normalized_name__in={normalize(e.name) for e in pending}):
+    by_normal: dict[str, list[Node]] = {}
+    normals = {normalize(e.name) for e in pending}
+    for node in _nodes(in_scope.filter(normalized_name__in=normals)):
         by_normal.setdefault(node.normalized_name, []).append(node)
     chosen = _chosen_nodes(in_scope, resolutions)
     undecided: list[EntityIn] = []
@@ -104,11 +122,12 @@ def resolve(
     return result
 
 
-def _chosen_nodes(in_scope, resolutions: dict[str, str]) -> dict[str, Entity]:
+def _chosen_nodes(in_scope, resolutions: dict[str, str]) -> dict[str, Node]:
     ids = {choice for choice in resolutions.values() if choice != "new"}
     if not ids:
         return {}
-    found = {str(node.pk): node for node in in_scope.filter(pk__in=[uuid.UUID(i) for i in ids])}
+    chosen = in_scope.filter(pk__in=[uuid.UUID(i) for i in ids])
+    found = {str(node.pk): node for node in _nodes(chosen)}
     for name, choice in resolutions.items():
         if choice != "new" and str(uuid.UUID(choice)) not in found:
             raise ValidationFailed(
@@ -126,7 +145,7 @@ def _embed_names(result: Resolution, entities: list[EntityIn]) -> None:
 
 
 def _similar(
-    memory: Memory, partition: str, entity: EntityIn, by_normal: dict[str, list[Entity]],
+    memory: Memory, partition: str, entity: EntityIn, by_normal: dict[str, list[Node]],
     vector: np.ndarray,
 ) -> list[Candidate]:
     normal = normalize(entity.name)

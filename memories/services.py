@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import uuid
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from django.core.exceptions import ValidationError
@@ -13,11 +14,10 @@ from django.utils import timezone
 
 from accounts.principal import Principal
 from echomem.errors import NotFound, ValidationFailed
-from memories import indexing
+from memories import bulk, indexing
 from memories.audit import Change, audit_record
 from memories.models import (
     MEMORY_NAME_RULE,
-    Entity,
     Episode,
     Fact,
     Memory,
@@ -25,12 +25,25 @@ from memories.models import (
     memory_name_validator,
 )
 from memories.names import initials, normalize
-from memories.resolution import resolve
+from memories.resolution import Node, resolve
 from memories.schemas import FactIn, RecordRecallSaveArgs, WriteEpisodeArgs
 from memories.scopes import partition_for
 from memories.search_text import search_text_for
 from memories.selectors import memory_for
 
+ENTITY_COLUMNS = [
+    ("id", "uuid"), ("memory_id", "bigint"), ("partition", "text"), ("name", "text"),
+    ("normalized_name", "text"), ("initials", "text"), ("type", "text"),
+    ("name_embedding", "text"), ("episode_id", "uuid"), ("created_at", "timestamptz"),
+]
+FACT_COLUMNS = [
+    ("id", "uuid"), ("memory_id", "bigint"), ("partition", "text"), ("source_id", "uuid"),
+    ("target_id", "uuid"), ("relation_type", "text"), ("fact", "text"), ("confidence", "text"),
+    ("causal_hint", "text"), ("session_id", "text"), ("project", "text"),
+    ("episode_id", "uuid"), ("position", "integer"), ("written_by_holder_id", "integer"),
+    ("written_by_tool", "text"), ("written_by_key_id", "bigint"), ("created_at", "timestamptz"),
+    ("valid_at", "timestamptz"), ("invalid_at", "timestamptz"), ("search_text", "text"),
+]
 # Races on a unique constraint (two writers creating one key or one entity) are
 # resolved by running the losing transaction again: it then sees the winner's row.
 RETRIED_CONSTRAINTS = {"one_live_edge_per_key", "entity_name_per_partition"}
@@ -72,10 +85,27 @@ def write_episode(principal: Principal, args: WriteEpisodeArgs) -> dict[str, Any
 
 
 @dataclass
+class EdgeRow:
+    """A fact as the write path handles it: read back for comparison, or about to be stored."""
+
+    pk: uuid.UUID
+    source_id: uuid.UUID
+    target_id: uuid.UUID
+    relation_type: str
+    fact: str
+    confidence: str
+    causal_hint: str | None
+    valid_at: datetime | None
+    invalid_at: datetime | None
+    position: int = 0
+    search_text: str = ""
+
+
+@dataclass
 class _Plan:
     new: list[tuple[int, FactIn]]
-    superseding: list[tuple[int, FactIn, Fact]]
-    unchanged: list[tuple[int, FactIn, Fact]]
+    superseding: list[tuple[int, FactIn, EdgeRow]]
+    unchanged: list[tuple[int, FactIn, EdgeRow]]
 
 
 def _write_episode(
@@ -109,33 +139,40 @@ def _write_episode(
         memory=memory, partition=partition, session_id=args.session_id, project=args.project,
         holder_id=principal.holder_id, tool=principal.tool, key_id=principal.key_id,
     )
-    created_nodes = Entity.objects.bulk_create([
-        Entity(memory=memory, partition=partition, name=e.name, normalized_name=normalize(e.name),
-               initials=initials(e.name), type=e.type, episode=episode,
-               name_embedding=resolution.name_embeddings[e.name])
-        for e in resolution.new
-    ])
+    created_nodes = [Node(uuid.uuid4(), e.name, e.type, normalize(e.name)) for e in resolution.new]
+    bulk.insert("memories_entity", ENTITY_COLUMNS, [
+        (node.pk, memory.pk, partition, node.name, node.normalized_name, initials(node.name),
+         node.type, _vector(resolution.name_embeddings[node.name]), episode.pk, now)
+        for node in created_nodes
+    ], casts={"name_embedding": "::vector"})
     nodes.update({node.name: node for node in created_nodes})
 
-    new_rows: dict[int, Fact] = {}
+    new_rows: dict[int, EdgeRow] = {}
     for position, fact_in in [*plan.new, *((i, f) for i, f, _ in plan.superseding)]:
-        new_rows[position] = Fact(
-            id=uuid.uuid4(), memory=memory, partition=partition,
-            source=nodes[fact_in.source], target=nodes[fact_in.target],
-            relation_type=fact_in.relation_type, fact=fact_in.fact,
-            confidence=fact_in.confidence, causal_hint=fact_in.causal_hint,
-            session_id=args.session_id, project=args.project, episode=episode,
-            position=position, written_by_holder_id=principal.holder_id,
-            written_by_tool=principal.tool, written_by_key_id=principal.key_id,
-            created_at=now, valid_at=fact_in.valid_at, invalid_at=fact_in.invalid_at,
+        new_rows[position] = EdgeRow(
+            pk=uuid.uuid4(), source_id=nodes[fact_in.source].pk,
+            target_id=nodes[fact_in.target].pk, relation_type=fact_in.relation_type,
+            fact=fact_in.fact, confidence=fact_in.confidence, causal_hint=fact_in.causal_hint,
+            valid_at=fact_in.valid_at, invalid_at=fact_in.invalid_at, position=position,
             search_text=search_text_for(fact_in.fact, fact_in.source, fact_in.target),
         )
     # Free each key's unique slot before the new edge takes it; the foreign key to the
     # new row is checked at commit (Django creates it DEFERRABLE INITIALLY DEFERRED).
-    for position, _, old in plan.superseding:
-        Fact.objects.filter(pk=old.pk).update(superseded_at=now,
-                                              superseded_by_id=new_rows[position].pk)
-    Fact.objects.bulk_create(sorted(new_rows.values(), key=lambda f: f.position))
+    if plan.superseding:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "UPDATE memories_fact f SET superseded_at = %s, superseded_by_id = v.new "
+                "FROM unnest(%s::uuid[], %s::uuid[]) AS v(old, new) WHERE f.id = v.old",
+                [now, [old.pk for _, _, old in plan.superseding],
+                 [new_rows[i].pk for i, _, _ in plan.superseding]],
+            )
+    bulk.insert("memories_fact", FACT_COLUMNS, [
+        (f.pk, memory.pk, partition, f.source_id, f.target_id, f.relation_type, f.fact,
+         f.confidence, f.causal_hint, args.session_id, args.project, episode.pk, f.position,
+         principal.holder_id, principal.tool, principal.key_id, now, f.valid_at,
+         f.invalid_at, f.search_text)
+        for f in sorted(new_rows.values(), key=lambda f: f.position)
+    ])
 
     changes = [Change("entity.created", str(n.pk), after={"name": n.name, "type": n.type})
                for n in created_nodes]
@@ -160,22 +197,26 @@ def _write_episode(
 
 
 def _plan_facts(
-    memory: Memory, partition: str, facts: list[FactIn], nodes: dict[str, Entity]
+    memory: Memory, partition: str, facts: list[FactIn], nodes: dict[str, Node]
 ) -> _Plan:
     """Sort facts into new, superseding and unchanged, locking the live edges they touch."""
     keyed = [(i, f) for i, f in enumerate(facts) if f.source in nodes and f.target in nodes]
-    live: dict[tuple[uuid.UUID, uuid.UUID, str], Fact] = {}
+    live: dict[tuple[uuid.UUID, uuid.UUID, str], EdgeRow] = {}
     if keyed:
         sources = [nodes[f.source].pk for _, f in keyed]
         targets = [nodes[f.target].pk for _, f in keyed]
         relations = [f.relation_type for _, f in keyed]
         _lock_keys(memory, partition, zip(sources, targets, relations, strict=True))
-        rows = Fact.objects.raw(
-            "SELECT * FROM memories_fact WHERE memory_id = %s AND partition = %s "
-            "AND superseded_at IS NULL AND (source_id, target_id, relation_type) IN "
-            "(SELECT * FROM unnest(%s::uuid[], %s::uuid[], %s::text[]))",
-            [memory.pk, partition, sources, targets, relations],
-        )
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT id, source_id, target_id, relation_type, fact, confidence, causal_hint, "
+                "valid_at, invalid_at FROM memories_fact WHERE memory_id = %s "
+                "AND partition = %s AND superseded_at IS NULL "
+                "AND (source_id, target_id, relation_type) IN "
+                "(SELECT * FROM unnest(%s::uuid[], %s::uuid[], %s::text[]))",
+                [memory.pk, partition, sources, targets, relations],
+            )
+            rows = [EdgeRow(*row) for row in cursor.fetchall()]
         live = {(row.source_id, row.target_id, row.relation_type): row for row in rows}
     plan = _Plan(new=[], superseding=[], unchanged=[])
     for index, fact_in in enumerate(facts):
@@ -209,12 +250,12 @@ def _lock_keys(memory: Memory, partition: str, keys) -> None:
                        "ORDER BY k", [ids])
 
 
-def _identical(old: Fact, new: FactIn) -> bool:
+def _identical(old: EdgeRow, new: FactIn) -> bool:
     return (old.fact, old.confidence, old.causal_hint, old.valid_at, old.invalid_at) == (
         new.fact, new.confidence, new.causal_hint, new.valid_at, new.invalid_at)
 
 
-def _snapshot(fact: Fact, names: dict[uuid.UUID, str]) -> dict[str, Any]:
+def _snapshot(fact: EdgeRow, names: dict[uuid.UUID, str]) -> dict[str, Any]:
     """What the audit keeps of a fact; node names come from the episode, not a query."""
     return {
         "source": names[fact.source_id], "target": names[fact.target_id],
@@ -230,7 +271,7 @@ def _edge(fact_id: uuid.UUID, fact_in: FactIn) -> dict[str, Any]:
 
 
 def _reply_body(
-    nodes: dict[str, Entity], plan: _Plan, new_rows: dict[int, Fact], new_entities: list[Entity]
+    nodes: dict[str, Node], plan: _Plan, new_rows: dict[int, EdgeRow], new_entities: list[Node]
 ) -> dict[str, Any]:
     created_ids = {node.pk for node in new_entities}
     by_position = [*plan.new, *((i, f) for i, f, _ in plan.superseding)]
@@ -282,3 +323,7 @@ def record_recall_save(principal: Principal, args: RecordRecallSaveArgs) -> dict
     return {"recorded": True, "recall_save_id": str(save.pk), "fact_id": str(fact.pk),
             "writer": writer, "reader": reader, "memory": memory.name, "units": 0}
 
+
+
+def _vector(values) -> str:
+    return "[" + ",".join(f"{x:.7g}" for x in values.tolist()) + "]"
