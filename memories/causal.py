@@ -23,7 +23,7 @@ from memories.models import Entity, Fact
 from memories.names import normalize
 from memories.schemas import TraceCauseArgs
 from memories.scopes import partition_for
-from memories.selectors import _query_vector, fact_view, memory_for
+from memories.selectors import _query_vector, fact_view, facts_for_view, memory_for
 
 FORWARD = "led_to"                                  # source is the cause
 BACKWARD = ("caused_by", "enabled_by", "blocked_by")  # target is the cause
@@ -67,10 +67,10 @@ def trace_cause(principal: Principal, args: TraceCauseArgs) -> dict[str, Any]:
         reply["effects"] = walk.chains(starts, upstream=False)
     touched = set(starts) | walk.seen_nodes
     contradictions = list(
-        Fact.objects.filter(Q(source_id__in=touched) | Q(target_id__in=touched),
-                            memory_id=memory.pk, partition=partition, causal_hint="contradicts",
-                            superseded_at__isnull=True)
-        .select_related("source", "target").order_by("created_at")[:MAX_CHAINS]
+        facts_for_view(Fact.objects.filter(
+            Q(source_id__in=touched) | Q(target_id__in=touched), memory_id=memory.pk,
+            partition=partition, causal_hint="contradicts", superseded_at__isnull=True,
+        )).order_by("created_at")[:MAX_CHAINS]
     )
     reply["contradictions"] = [fact_view(f) for f in contradictions]
     reply["truncated"] = walk.truncated
@@ -86,6 +86,7 @@ def trace_cause(principal: Principal, args: TraceCauseArgs) -> dict[str, Any]:
 
 
 def _anchors(scope, memory_id: int, partition: str, subject: str) -> list[tuple[Entity, str]]:
+    scope = scope.defer("name_embedding")
     exact = list(scope.filter(name=subject))
     if exact:
         return [(e, "exact") for e in exact]
@@ -130,8 +131,8 @@ class _Walk:
 
     def _links(self, nodes: set[uuid.UUID], upstream: bool) -> dict[uuid.UUID, list[Link]]:
         """Causal links that end (upstream) or start (downstream) at each of `nodes`."""
-        live = Fact.objects.filter(memory_id=self.memory_id, partition=self.partition,
-                                   superseded_at__isnull=True).select_related("source", "target")
+        live = facts_for_view(Fact.objects.filter(
+            memory_id=self.memory_id, partition=self.partition, superseded_at__isnull=True))
         if upstream:  # links whose effect is in `nodes`
             match = Q(causal_hint=FORWARD, target_id__in=nodes) | Q(
                 causal_hint__in=BACKWARD, source_id__in=nodes)

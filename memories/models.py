@@ -108,7 +108,10 @@ class Fact(models.Model):
     memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="facts")
     partition = models.CharField(max_length=200)
     source = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="facts_out")
-    target = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="facts_in")
+    # No index of its own: live-edge lookups use one_live_edge_per_key, causal walks their
+    # partial indexes; every index here is paid twice per fact (insert, then embedding).
+    target = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="facts_in",
+                               db_index=False)
     relation_type = models.CharField(max_length=200)
     fact = models.TextField()
     confidence = models.CharField(max_length=16, choices=Confidence.choices)
@@ -119,10 +122,11 @@ class Fact(models.Model):
     # Order within the episode: the indexer embeds a fact with the one before it as context.
     position = models.PositiveIntegerField(default=0)
     written_by_holder = models.ForeignKey(settings.AUTH_USER_MODEL, null=True,
-                                          on_delete=models.SET_NULL, related_name="+")
+                                          on_delete=models.SET_NULL, related_name="+",
+                                          db_index=False)
     written_by_tool = models.CharField(max_length=64)
     written_by_key = models.ForeignKey("accounts.ApiKey", null=True, on_delete=models.SET_NULL,
-                                       related_name="+")
+                                       related_name="+", db_index=False)
     created_at = models.DateTimeField()
     superseded_at = models.DateTimeField(null=True)
     superseded_by = models.OneToOneField("self", null=True, on_delete=models.SET_NULL,
@@ -158,7 +162,10 @@ class Fact(models.Model):
                          name="fact_causal_target"),
             models.Index(fields=["memory", "partition"], condition=Q(embedding__isnull=True),
                          name="fact_unembedded"),
-            GinIndex(fields=["search_vector"], name="fact_search_vector"),
+            # A small pending list: a long one is scanned linearly by every search, and
+            # made the planner give up on this index for whole-memory scans.
+            GinIndex(fields=["search_vector"], name="fact_search_vector",
+                     gin_pending_list_limit=256),
             HnswIndex(name="fact_embedding", fields=["embedding"],
                       opclasses=["vector_cosine_ops"], m=16, ef_construction=64),
         ]

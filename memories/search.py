@@ -25,11 +25,12 @@ from memories.models import TEXT_SEARCH_CONFIG
 BM25_K1 = 1.2
 BM25_B = 0.75
 # Stop adding words to the candidate filter once they would match this many facts.
-TEXT_CANDIDATE_BUDGET = 4000
+TEXT_CANDIDATE_BUDGET = 800
+TEXT_CANDIDATE_CAP = 1500
 RRF_K = 60
 VECTOR_WEIGHT = 1.0
 TEXT_WEIGHT = 1.0
-HNSW_EF_SEARCH = 100
+HNSW_EF_SEARCH = 64
 # Below this cosine a neighbour is noise for MiniLM: it may not outvote a word match.
 VECTOR_FLOOR = 0.15
 
@@ -87,40 +88,47 @@ def vector_candidates(
 def text_candidates(
     memory_id: int, partition: str, query: str, limit: int, window: Window
 ) -> list[tuple[uuid.UUID, float]]:
-    with connection.cursor() as cursor:
+    with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(
-            "SELECT q.lexeme, coalesce(t.df, 0) FROM "
+            "SELECT q.lexeme, coalesce(t.df, 0), c.documents, c.tokens FROM "
             f"unnest(tsvector_to_array(to_tsvector('{TEXT_SEARCH_CONFIG}', %s))) AS q(lexeme) "
             "LEFT JOIN memories_termstat t ON t.memory_id = %s AND t.partition = %s "
-            "AND t.term = q.lexeme",
-            [query, memory_id, partition],
+            "AND t.term = q.lexeme LEFT JOIN memories_corpusstat c ON c.memory_id = %s "
+            "AND c.partition = %s",
+            [query, memory_id, partition, memory_id, partition],
         )
-        terms = sorted(cursor.fetchall(), key=lambda row: (row[1], row[0]))
-        if not terms:
+        rows = cursor.fetchall()
+        if not rows:
             return []
-        cursor.execute(
-            "SELECT documents, tokens FROM memories_corpusstat "
-            "WHERE memory_id = %s AND partition = %s", [memory_id, partition],
-        )
-        documents, tokens = cursor.fetchone() or (0, 0)
+        terms = sorted(((term, df) for term, df, _, _ in rows), key=lambda row: (row[1], row[0]))
+        documents, tokens = rows[0][2] or 0, rows[0][3] or 0
         weights = {term: _idf(df, documents) for term, df in terms}
         average_length = tokens / documents if documents else 8.0
         selective = _selective_terms(terms)
         where, params = window.sql()
         score_terms = " + ".join(
-            "(CASE WHEN f.search_vector @@ %s::tsquery THEN %s ELSE 0 END)" for _ in weights
+            "(CASE WHEN f.search_vector @@ %s::tsquery THEN %s::float8 ELSE 0 END)"
+            for _ in weights
         )
         score_params: list[object] = []
         for term, weight in weights.items():
             score_params += [_tsquery_literal([term]), weight]
+        # The selective words make the GIN index the right plan, but the planner prices
+        # tsquery matching too low and may scan the whole memory instead; the hard cap
+        # bounds the work when even the rarest word is common.
+        cursor.execute("SET LOCAL cpu_operator_cost = 0.05")
         cursor.execute(
-            f"SELECT f.id, ({score_terms}) * %s / (1 + %s * (1 - %s + %s * "
-            "length(f.search_vector) / %s)) AS score "
+            "WITH candidates AS MATERIALIZED (SELECT f.id, f.search_vector, f.created_at "
             "FROM memories_fact f WHERE f.memory_id = %s AND f.partition = %s "
-            f"AND f.search_vector @@ %s::tsquery AND {where} "
+            f"AND f.search_vector @@ %s::tsquery AND {where} LIMIT %s) "
+            # float8 throughout: psycopg sends Python floats as numeric, whose arithmetic
+            # cost more than the matching itself.
+            f"SELECT f.id, ({score_terms}) * %s::float8 / (1 + %s::float8 * (1 - %s::float8 "
+            "+ %s::float8 * length(f.search_vector) / %s::float8)) AS score FROM candidates f "
             "ORDER BY score DESC, f.created_at DESC LIMIT %s",
-            [*score_params, BM25_K1 + 1, BM25_K1, BM25_B, BM25_B, average_length,
-             memory_id, partition, _tsquery_literal(selective), *params, limit],
+            [memory_id, partition, _tsquery_literal(selective), *params,
+             TEXT_CANDIDATE_CAP, *score_params, BM25_K1 + 1, BM25_K1, BM25_B, BM25_B,
+             average_length, limit],
         )
         return [(row[0], float(row[1])) for row in cursor.fetchall()]
 

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import base64
 import binascii
+from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from typing import Any
 
 import numpy as np
+from django.db import connection
 
 from accounts.principal import Principal
 from echomem.errors import NotFound, ValidationFailed
@@ -33,11 +35,12 @@ def memory_for(principal: Principal, name: str | None = None) -> Memory:
     """
     memories = Memory.objects.filter(account_id=principal.account_id)
     if name:
-        memory = memories.filter(name=name).first()
+        found = memories.filter(name=name)
     elif principal.default_memory_id:
-        memory = memories.filter(pk=principal.default_memory_id).first()
+        found = memories.filter(pk=principal.default_memory_id)
     else:
-        memory = memories.filter(name=DEFAULT_MEMORY_NAME).first()
+        found = memories.filter(name=DEFAULT_MEMORY_NAME)
+    memory = next(iter(found.only("id", "account_id", "name")), None)
     if memory is not None:
         return memory
     existing = sorted(memories.values_list("name", flat=True))
@@ -49,48 +52,85 @@ def memory_for(principal: Principal, name: str | None = None) -> Memory:
     )
 
 
+_EMBEDDING_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="echo-query-embed")
+
+
 @lru_cache(maxsize=2048)
 def _query_vector(text: str) -> np.ndarray:
     return get_embedder().embed([text])[0]
 
 
+# What fact_view reads; vectors (384 floats parsed per row) are never loaded for display.
+FACT_VIEW_FIELDS = (
+    "id", "fact", "relation_type", "confidence", "causal_hint", "session_id", "project",
+    "written_by_tool", "created_at", "valid_at", "invalid_at", "superseded_at",
+    "superseded_by_id", "source_id", "target_id", "source__name", "target__name", "position",
+)
+
+
+def facts_for_view(queryset):
+    """`queryset` with its endpoints joined and only the columns fact_view shows."""
+    return queryset.select_related("source", "target").only(*FACT_VIEW_FIELDS)
+
+
 def fact_view(fact: Fact) -> dict[str, Any]:
     """How a fact is shown to agents, everywhere."""
+    return _view(fact.pk, fact.fact, fact.source.name, fact.target.name, fact.relation_type,
+                 fact.confidence, fact.causal_hint, fact.session_id, fact.project,
+                 fact.written_by_tool, fact.created_at, fact.valid_at, fact.invalid_at,
+                 fact.superseded_at, fact.superseded_by_id)
+
+
+def _view(fact_id, text, source, target, relation_type, confidence, causal_hint, session_id,
+          project, tool, created_at, valid_at, invalid_at, superseded_at,
+          superseded_by) -> dict[str, Any]:
     return {
-        "fact_id": str(fact.pk), "fact": fact.fact,
-        "source": fact.source.name, "target": fact.target.name,
-        "relation_type": fact.relation_type, "confidence": fact.confidence,
-        "causal_hint": fact.causal_hint, "session_id": fact.session_id,
-        "project": fact.project or None, "written_by": {"tool": fact.written_by_tool},
-        "created_at": fact.created_at, "valid_at": fact.valid_at,
-        "invalid_at": fact.invalid_at, "superseded_at": fact.superseded_at,
-        "superseded_by": str(fact.superseded_by_id) if fact.superseded_by_id else None,
+        "fact_id": str(fact_id), "fact": text, "source": source, "target": target,
+        "relation_type": relation_type, "confidence": confidence, "causal_hint": causal_hint,
+        "session_id": session_id, "project": project or None, "written_by": {"tool": tool},
+        "created_at": created_at, "valid_at": valid_at, "invalid_at": invalid_at,
+        "superseded_at": superseded_at,
+        "superseded_by": str(superseded_by) if superseded_by else None,
     }
 
 
+def fact_views(ids: list) -> dict[Any, dict[str, Any]]:
+    """fact_view for many ids in one query, without building model instances (hot path)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT f.id, f.fact, s.name, t.name, f.relation_type, f.confidence, f.causal_hint, "
+            "f.session_id, f.project, f.written_by_tool, f.created_at, f.valid_at, "
+            "f.invalid_at, f.superseded_at, f.superseded_by_id FROM memories_fact f "
+            "JOIN memories_entity s ON s.id = f.source_id "
+            "JOIN memories_entity t ON t.id = f.target_id WHERE f.id = ANY(%s)", [ids],
+        )
+        return {row[0]: _view(*row) for row in cursor.fetchall()}
+
+
 def query_memory(principal: Principal, args: QueryMemoryArgs) -> dict[str, Any]:
+    # The query's embedding (numpy, which releases the GIL) is computed while Postgres
+    # resolves the memory and runs the word search; it is the longest single step.
+    embedding = None if args.digest else _EMBEDDING_POOL.submit(_query_vector, args.query)
     memory = memory_for(principal, args.memory)
     partition = partition_for(principal, args.scope)
     window = search.Window(include_superseded=args.include_superseded, as_of=args.as_of)
-    if args.digest:
-        rows = list(
+    if embedding is None:
+        rows = list(facts_for_view(
             Fact.objects.filter(window.q(), memory=memory, partition=partition)
-            .select_related("source", "target").order_by("-created_at", "-position")[:args.top_k]
-        )
+        ).order_by("-created_at", "-position")[:args.top_k])
         facts = [{"rank": rank, "score": None, "matched": ["digest"]} | fact_view(row)
                  for rank, row in enumerate(rows, start=1)]
     else:
         pool = max(CANDIDATES_PER_RETRIEVER, args.top_k * 2)
-        vector = search.vector_candidates(memory.pk, partition, _query_vector(args.query),
-                                          pool, window)
         text = search.text_candidates(memory.pk, partition, args.query, pool, window)
+        vector = search.vector_candidates(memory.pk, partition, embedding.result(), pool,
+                                          window)
         hits = search.fuse(vector, text, args.top_k)
-        rows_by_id = Fact.objects.select_related("source", "target").in_bulk(
-            [hit.fact_id for hit in hits])
+        views = fact_views([hit.fact_id for hit in hits])
         facts = [
             {"rank": hit.rank,
              "score": round(hit.cosine, 4) if hit.cosine is not None else None,
-             "matched": hit.matched} | fact_view(rows_by_id[hit.fact_id])
+             "matched": hit.matched} | views[hit.fact_id]
             for hit in hits
         ]
     return {"facts": facts, "memory": memory.name, "scope": args.scope,
