@@ -1,5 +1,6 @@
 """One declaration per tool: the argument model is the MCP inputSchema, the REST
-validation and the docs; the result model is the MCP outputSchema.
+validation and the docs (the result models, for outputSchema, are in
+mcp_gateway/outputs.py).
 
 Messages here are read by a model deciding what to change, so each says the fix.
 """
