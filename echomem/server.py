@@ -66,7 +66,19 @@ def serve(*, home: Path, host: str, port: int, workers: int, threads: int) -> No
         "loglevel": "info",
         "proc_name": "echo-memory",
         "control_socket_disable": True,
+        "post_worker_init": _start_worker_services,
     }).run()
+
+
+def _start_worker_services(worker) -> None:
+    """Each web worker starts its indexer thread at boot, so facts written before a
+    restart (or by a worker that died) are embedded without waiting for the next write."""
+    from django.conf import settings
+
+    if settings.ECHO_MEMORY_INDEXING == "thread":
+        from memories.indexing import background
+
+        background()
 
 
 def _record_server(home: Path, host: str, port: int) -> None:
