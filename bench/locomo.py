@@ -91,8 +91,8 @@ def retrieve(principal, memory_name: str, question: str) -> dict[str, list[str]]
     hybrid = query_memory(principal, parse(QueryMemoryArgs, {
         "scope": "shared", "memory": memory_name, "query": question, "top_k": 10}))
     return {
-        "text": [str(i) for i, _ in text[:10]],
-        "vector": [str(i) for i, _ in vector[:10]],
+        "text": [str(c.fact_id) for c in text[:10]],
+        "vector": [str(c.fact_id) for c in vector[:10]],
         "hybrid": [f["fact_id"] for f in hybrid["facts"]],
     }
 
@@ -111,7 +111,8 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="also write the figures here")
     parser.add_argument("--set", action="append", default=[], metavar="MODULE.NAME=VALUE",
                         help="override a ranking constant for an experiment, e.g. "
-                             "search.TEXT_WEIGHT=1.5 (modules under memories/)")
+                             "search.RRF_K=60 (modules under memories/) or "
+                             "settings.ECHO_MEMORY_EMBED_CONTEXT=0")
     args = parser.parse_args()
 
     fresh_instance(indexing="manual")
@@ -159,6 +160,12 @@ def apply_overrides(assignments: list[str]) -> None:
     for assignment in assignments:
         target, _, raw = assignment.partition("=")
         module_name, _, name = target.rpartition(".")
+        if module_name == "settings":
+            from django.conf import settings
+
+            setattr(settings, name, type(getattr(settings, name))(raw))
+            print(f"override: settings.{name} = {raw}", file=sys.stderr)
+            continue
         module = importlib.import_module(f"memories.{module_name}")
         current = getattr(module, name)
         setattr(module, name, type(current)(raw))

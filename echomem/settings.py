@@ -64,6 +64,8 @@ CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
 ECHO_MEMORY_INDEXING = env.str(
     "ECHO_MEMORY_INDEXING", default="celery" if CELERY_BROKER_URL else "thread"
 )
+# How many earlier facts of the same episode are embedded with each fact (memories/indexing.py).
+ECHO_MEMORY_EMBED_CONTEXT = env.int("ECHO_MEMORY_EMBED_CONTEXT", default=2)
 if ECHO_MEMORY_INDEXING not in {"inline", "thread", "celery", "manual"}:
     raise ConfigurationError(
         f"ECHO_MEMORY_INDEXING={ECHO_MEMORY_INDEXING} is not a mode; set it to inline, thread, "

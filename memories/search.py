@@ -6,7 +6,8 @@ is scored with BM25 (term frequency taken as 1, which holds for sentence-length
 facts) using per-partition document frequencies kept by the indexer.
 Vectors: the HNSW index with iterative scans, so filtering by memory and
 partition still yields enough neighbours.
-Fusion: weighted reciprocal rank fusion.
+Fusion: weighted reciprocal rank fusion, plus a bonus for facts about an entity the
+query names.
 """
 
 from __future__ import annotations
@@ -15,24 +16,32 @@ import math
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import NamedTuple
 
 import numpy as np
 from django.db import connection, transaction
 from django.db.models import Q
 
 from memories.models import TEXT_SEARCH_CONFIG
+from memories.names import normalize
 
 BM25_K1 = 1.2
 BM25_B = 0.75
 # Stop adding words to the candidate filter once they would match this many facts.
 TEXT_CANDIDATE_BUDGET = 800
 TEXT_CANDIDATE_CAP = 1500
-RRF_K = 60
+# Reciprocal rank fusion constant. The usual 60 flattens the top of two 50-long lists so
+# much that agreement on mediocre hits beats a clear first place; 10 won on LoCoMo dev
+# (docs/benchmarks.md has the sweep).
+RRF_K = 10
 VECTOR_WEIGHT = 1.0
 TEXT_WEIGHT = 1.0
 HNSW_EF_SEARCH = 64
 # Below this cosine a neighbour is noise for MiniLM: it may not outvote a word match.
 VECTOR_FLOOR = 0.15
+# Bonus, in units of a first place, for facts whose subject (source entity) the query
+# names: "What does Melanie do to destress?" is about Melanie's facts first.
+ENTITY_WEIGHT = 0.5
 
 
 @dataclass(frozen=True)
@@ -57,6 +66,13 @@ class Window:
         return f"{alias}.superseded_at IS NULL", []
 
 
+class Candidate(NamedTuple):
+    fact_id: uuid.UUID
+    score: float
+    source_id: uuid.UUID
+    target_id: uuid.UUID
+
+
 @dataclass
 class Hit:
     fact_id: uuid.UUID
@@ -69,25 +85,26 @@ class Hit:
 
 def vector_candidates(
     memory_id: int, partition: str, query_vector: np.ndarray, limit: int, window: Window
-) -> list[tuple[uuid.UUID, float]]:
+) -> list[Candidate]:
     where, params = window.sql()
     literal = "[" + ",".join(f"{x:.7g}" for x in query_vector.tolist()) + "]"
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute("SET LOCAL hnsw.ef_search = %s", [max(HNSW_EF_SEARCH, limit)])
         cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
         cursor.execute(
-            "WITH near AS MATERIALIZED (SELECT f.id, f.embedding <=> %s::vector AS distance "
+            "WITH near AS MATERIALIZED (SELECT f.id, f.embedding <=> %s::vector AS distance, "
+            "f.source_id, f.target_id "
             "FROM memories_fact f WHERE f.memory_id = %s AND f.partition = %s "
             f"AND f.embedding IS NOT NULL AND {where} ORDER BY distance LIMIT %s) "
-            "SELECT id, 1 - distance FROM near ORDER BY distance",
+            "SELECT id, 1 - distance, source_id, target_id FROM near ORDER BY distance",
             [literal, memory_id, partition, *params, limit],
         )
-        return [(row[0], float(row[1])) for row in cursor.fetchall()]
+        return [Candidate(row[0], float(row[1]), row[2], row[3]) for row in cursor.fetchall()]
 
 
 def text_candidates(
     memory_id: int, partition: str, query: str, limit: int, window: Window
-) -> list[tuple[uuid.UUID, float]]:
+) -> list[Candidate]:
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(
             "SELECT q.lexeme, coalesce(t.df, 0), c.documents, c.tokens FROM "
@@ -118,19 +135,20 @@ def text_candidates(
         # bounds the work when even the rarest word is common.
         cursor.execute("SET LOCAL cpu_operator_cost = 0.05")
         cursor.execute(
-            "WITH candidates AS MATERIALIZED (SELECT f.id, f.search_vector, f.created_at "
+            "WITH candidates AS MATERIALIZED (SELECT f.id, f.search_vector, f.created_at, "
+            "f.source_id, f.target_id "
             "FROM memories_fact f WHERE f.memory_id = %s AND f.partition = %s "
             f"AND f.search_vector @@ %s::tsquery AND {where} LIMIT %s) "
             # float8 throughout: psycopg sends Python floats as numeric, whose arithmetic
             # cost more than the matching itself.
             f"SELECT f.id, ({score_terms}) * %s::float8 / (1 + %s::float8 * (1 - %s::float8 "
-            "+ %s::float8 * length(f.search_vector) / %s::float8)) AS score FROM candidates f "
-            "ORDER BY score DESC, f.created_at DESC LIMIT %s",
+            "+ %s::float8 * length(f.search_vector) / %s::float8)) AS score, f.source_id, "
+            "f.target_id FROM candidates f ORDER BY score DESC, f.created_at DESC LIMIT %s",
             [memory_id, partition, _tsquery_literal(selective), *params,
              TEXT_CANDIDATE_CAP, *score_params, BM25_K1 + 1, BM25_K1, BM25_B, BM25_B,
              average_length, limit],
         )
-        return [(row[0], float(row[1])) for row in cursor.fetchall()]
+        return [Candidate(row[0], float(row[1]), row[2], row[3]) for row in cursor.fetchall()]
 
 
 def _idf(df: int, documents: int) -> float:
@@ -156,21 +174,45 @@ def _tsquery_literal(terms: list[str]) -> str:
                       for term in terms)
 
 
+def mentioned_entities(memory_id: int, partition: str, query: str) -> set[uuid.UUID]:
+    """Entities the query names (any run of up to four words, normalized), by index lookup."""
+    words = normalize(query).replace("?", " ").replace(",", " ").replace(".", " ").split()
+    grams = {" ".join(words[i:i + n]) for n in range(1, 5) for i in range(len(words) - n + 1)}
+    if not grams:
+        return set()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT id FROM memories_entity WHERE memory_id = %s AND partition = %s "
+            "AND normalized_name = ANY(%s)", [memory_id, partition, sorted(grams)],
+        )
+        return {row[0] for row in cursor.fetchall()}
+
+
 def fuse(
-    vector: list[tuple[uuid.UUID, float]], text: list[tuple[uuid.UUID, float]], top_k: int
+    vector: list[Candidate], text: list[Candidate], top_k: int,
+    mentioned: set[uuid.UUID] = frozenset(),
 ) -> list[Hit]:
     hits: dict[uuid.UUID, Hit] = {}
-    vector = [(fact_id, cosine) for fact_id, cosine in vector if cosine >= VECTOR_FLOOR]
-    for position, (fact_id, cosine) in enumerate(vector, start=1):
-        hit = hits.setdefault(fact_id, Hit(fact_id))
-        hit.cosine = cosine
+    subjects: dict[uuid.UUID, bool] = {}
+    vector = [c for c in vector if c.score >= VECTOR_FLOOR]
+    for position, candidate in enumerate(vector, start=1):
+        hit = hits.setdefault(candidate.fact_id, Hit(candidate.fact_id))
+        hit.cosine = candidate.score
         hit.fused += VECTOR_WEIGHT / (RRF_K + position)
         hit.matched.append("vector")
-    for position, (fact_id, bm25) in enumerate(text, start=1):
-        hit = hits.setdefault(fact_id, Hit(fact_id))
-        hit.bm25 = bm25
+        subjects[candidate.fact_id] = candidate.source_id in mentioned
+    for position, candidate in enumerate(text, start=1):
+        hit = hits.setdefault(candidate.fact_id, Hit(candidate.fact_id))
+        hit.bm25 = candidate.score
         hit.fused += TEXT_WEIGHT / (RRF_K + position)
         hit.matched.append("text")
+        subjects[candidate.fact_id] = candidate.source_id in mentioned
+    if mentioned and ENTITY_WEIGHT:
+        # A fact about the entity the question names outranks an equally similar one
+        # about someone else.
+        for fact_id, is_subject in subjects.items():
+            if is_subject:
+                hits[fact_id].fused += ENTITY_WEIGHT / (RRF_K + 1)
     ranked = sorted(hits.values(), key=lambda h: (-h.fused, -(h.cosine or -1.0)))[:top_k]
     for rank, hit in enumerate(ranked, start=1):
         hit.rank = rank

@@ -125,7 +125,9 @@ def query_memory(principal: Principal, args: QueryMemoryArgs) -> dict[str, Any]:
         text = search.text_candidates(memory.pk, partition, args.query, pool, window)
         vector = search.vector_candidates(memory.pk, partition, embedding.result(), pool,
                                           window)
-        hits = search.fuse(vector, text, args.top_k)
+        mentioned = (search.mentioned_entities(memory.pk, partition, args.query)
+                     if search.ENTITY_WEIGHT else set())
+        hits = search.fuse(vector, text, args.top_k, mentioned)
         views = fact_views([hit.fact_id for hit in hits])
         facts = [
             {"rank": hit.rank,
