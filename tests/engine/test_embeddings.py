@@ -1,35 +1,143 @@
-"""The torch-free embedder reproduces sentence-transformers' all-MiniLM-L6-v2 vectors."""
+"""Both torch-free embedders reproduce sentence-transformers' all-MiniLM-L6-v2 vectors."""
 
 from __future__ import annotations
 
+import functools
 import json
+import sys
 import threading
 from pathlib import Path
 
 import numpy as np
+import pytest
 
-from memories.embeddings import get_embedder
+from memories import embeddings
+from memories.embeddings import (
+    Embedder,
+    EmbeddingModelNotInstalled,
+    MiniLMEmbedder,
+    OnnxMiniLMEmbedder,
+    get_embedder,
+)
 
 REFERENCE = json.loads((Path(__file__).parents[1] / "fixtures/minilm_reference.json").read_text())
+TEXTS = [case["text"] for case in REFERENCE["cases"]]
+
+try:
+    import onnx  # noqa: F401
+    import onnxruntime  # noqa: F401
+
+    HAVE_ONNX = True
+except ImportError:
+    HAVE_ONNX = False
+needs_onnx = pytest.mark.skipif(not HAVE_ONNX, reason="onnx and onnxruntime are not installed")
+BACKENDS = [
+    pytest.param(MiniLMEmbedder, id="numpy"),
+    pytest.param(OnnxMiniLMEmbedder, id="onnx", marks=needs_onnx),
+]
 
 
-def test_vectors_match_the_reference_sentence_transformers_output():
-    cases = REFERENCE["cases"]
-    ours = get_embedder().embed([case["text"] for case in cases])
-    reference = np.array([case["embedding"] for case in cases], dtype=np.float32)
-    reference /= np.linalg.norm(reference, axis=1, keepdims=True)
-    cosines = (ours * reference).sum(axis=1)
+def reference_vectors(count: int) -> np.ndarray:
+    vectors = np.array([case["embedding"] for case in REFERENCE["cases"]], dtype=np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    return np.resize(vectors, (count, vectors.shape[1]))
+
+
+def assert_matches_the_reference(texts: list[str], ours: np.ndarray) -> None:
+    cosines = (ours * reference_vectors(len(texts))).sum(axis=1)
     worst = int(np.argmin(cosines))
-    assert cosines.min() >= 0.999, (cases[worst]["text"][:80], float(cosines.min()))
-    assert ours.shape == (len(cases), REFERENCE["dimensions"]) and ours.dtype == np.float32
+    assert cosines.min() >= 0.999, (texts[worst][:80], float(cosines.min()))
+    assert ours.shape == (len(texts), REFERENCE["dimensions"]) and ours.dtype == np.float32
     assert np.allclose(np.linalg.norm(ours, axis=1), 1.0, atol=1e-5)
 
 
-def test_batching_does_not_change_a_vector():
-    texts = [case["text"] for case in REFERENCE["cases"][:12]]
-    together = get_embedder().embed(texts)
-    alone = np.vstack([get_embedder().embed([text]) for text in texts])
+@functools.cache
+def embedder_of(backend: type[Embedder]) -> Embedder:
+    # Each model costs ~150 MB and a second to load; reuse the process-wide one.
+    shared = get_embedder()
+    return shared if type(shared) is backend else backend()
+
+
+@functools.cache
+def vectors_of(backend: type[Embedder]) -> np.ndarray:
+    return embedder_of(backend).embed(TEXTS)
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> type[Embedder]:
+    return request.param
+
+
+def test_vectors_match_the_reference_sentence_transformers_output(backend):
+    assert_matches_the_reference(TEXTS, vectors_of(backend))
+
+
+@needs_onnx
+@pytest.mark.parametrize("batch", [1, 8, 32, 64])
+def test_onnx_vectors_match_the_reference_at_every_batch_size(batch):
+    # The graph has dynamic batch and sequence axes. The 40 cases repeat to fill 64, so
+    # short texts run up to 1, 8, 32 and 64 to a batch, and in the calls of 8 the three
+    # 256-wordpiece cases are padded together with short ones.
+    embedder = embedder_of(OnnxMiniLMEmbedder)
+    assert embedder.batch_size >= 64
+    texts = list(np.resize(np.array(TEXTS, dtype=object), 64))
+    ours = np.vstack([embedder.embed(texts[i : i + batch]) for i in range(0, len(texts), batch)])
+    assert_matches_the_reference(texts, ours)
+
+
+def test_batching_does_not_change_a_vector(backend):
+    # 12 texts run as one batch (on the ONNX backend's bulk session), 1 on their own.
+    embedder = embedder_of(backend)
+    texts = TEXTS[:12]
+    together = embedder.embed(texts)
+    alone = np.vstack([embedder.embed([text]) for text in texts])
     assert np.allclose(together, alone, atol=1e-5)
+
+
+def test_a_bare_string_is_refused(backend):
+    embedder = embedder_of(backend)
+    with pytest.raises(TypeError):
+        embedder.embed("one text")
+    assert embedder.embed([]).shape == (0, REFERENCE["dimensions"])
+
+
+@needs_onnx
+def test_the_onnx_graph_agrees_with_the_numpy_forward_pass():
+    cosines = (vectors_of(OnnxMiniLMEmbedder) * vectors_of(MiniLMEmbedder)).sum(axis=1)
+    assert cosines.min() >= 1 - 1e-4
+
+
+@needs_onnx
+def test_get_embedder_picks_onnx_when_installed_and_numpy_when_forced(monkeypatch):
+    monkeypatch.delenv(embeddings.BACKEND_VARIABLE, raising=False)
+    monkeypatch.setattr(embeddings, "_embedder", None)  # restored after the test
+    assert isinstance(get_embedder(), OnnxMiniLMEmbedder)
+    monkeypatch.setenv(embeddings.BACKEND_VARIABLE, "numpy")
+    monkeypatch.setattr(embeddings, "_embedder", None)
+    assert isinstance(get_embedder(), MiniLMEmbedder)
+    monkeypatch.setenv(embeddings.BACKEND_VARIABLE, "tensorflow")
+    with pytest.raises(ValueError, match="numpy"):
+        embeddings._default_backend()
+
+
+def test_numpy_is_the_fallback_and_forcing_a_missing_onnx_says_what_to_install(monkeypatch):
+    monkeypatch.setitem(sys.modules, "onnxruntime", None)  # makes `import onnxruntime` fail
+    monkeypatch.delenv(embeddings.BACKEND_VARIABLE, raising=False)
+    assert embeddings._default_backend() is MiniLMEmbedder
+    monkeypatch.setenv(embeddings.BACKEND_VARIABLE, "onnx")
+    with pytest.raises(EmbeddingModelNotInstalled, match="pip install onnx onnxruntime"):
+        embeddings._default_backend()()
+
+
+def test_thread_counts_come_from_the_environment(monkeypatch):
+    variable = embeddings.THREADS_VARIABLE
+    monkeypatch.delenv(variable, raising=False)
+    assert embeddings._threads_from_env(variable, 3) == 3
+    monkeypatch.setenv(variable, "2")
+    assert embeddings._threads_from_env(variable, 3) == 2
+    monkeypatch.setenv(variable, "many")
+    with pytest.raises(ValueError, match=variable):
+        embeddings._threads_from_env(variable, 3)
 
 
 def test_the_model_is_loaded_once_and_shared_by_threads():
