@@ -16,6 +16,7 @@ in bench/.cache, so a rerun spends its time on what is measured.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import time
@@ -26,6 +27,19 @@ from bench import corpus
 from bench.setup import bench_principal, fresh_instance, use_cached_embedder
 
 BATCH = 20
+
+
+class Checkpoint:
+    """Saves computed vectors every few thousand facts, so a cut-short run keeps them."""
+
+    def __init__(self, cached, every: int = 5120):
+        self.cached, self.every, self.done = cached, every, 0
+
+    def __call__(self, count: int) -> None:
+        self.done += count
+        if self.done % self.every < count:
+            self.cached.save()
+            print(f"  indexed {self.done}", file=sys.stderr)
 
 
 def percentile(values: list[float], p: float) -> float:
@@ -149,8 +163,13 @@ def main() -> None:
     parser.add_argument("--raw-sample", type=int, default=2000,
                         help="facts written by the raw-INSERT baseline at each size")
     parser.add_argument("--explain", action="store_true", help="print plans at each size")
+    parser.add_argument("--context", type=int, default=None,
+                        help="ECHO_MEMORY_EMBED_CONTEXT for this run (default: the product's); "
+                             "0 embeds each fact alone, a third of the work")
     args = parser.parse_args()
 
+    if args.context is not None:
+        os.environ["ECHO_MEMORY_EMBED_CONTEXT"] = str(args.context)
     fresh_instance(indexing="manual")
     from memories import indexing
     from memories.selectors import memory_for
@@ -175,7 +194,7 @@ def main() -> None:
         raw_seconds = raw_write_batches(memory.pk, sample)
         started = time.perf_counter()
         misses_before = cached.misses
-        indexed = indexing.index_pending()
+        indexed = indexing.index_pending(progress=Checkpoint(cached))
         index_seconds = time.perf_counter() - started
         computed = cached.misses - misses_before
         cached.save()
@@ -200,7 +219,10 @@ def main() -> None:
             plans = explain_hot_queries(principal, questions[0])
             print(f"\n--- plans at {size} facts ---\n{plans}\n")
 
-    print("\nEngine speed (one process, 2 cores, embedded PostgreSQL 18 + pgvector 0.8)\n")
+    from django.conf import settings
+
+    print("\nEngine speed (one process, 2 cores, embedded PostgreSQL 18 + pgvector 0.8, "
+          f"embedding context {settings.ECHO_MEMORY_EMBED_CONTEXT})\n")
     print(f"{'facts':>8} {'write f/s':>10} {'raw SQL f/s':>12} {'ratio':>6} "
           f"{'query p50':>10} {'p95':>7} {'raw SQL p50':>12} {'p95':>7} {'embed p50':>10} "
           f"{'ratio p95':>10}")
