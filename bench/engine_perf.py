@@ -4,7 +4,9 @@
 
 - write: write_episode in batches of 20 facts (the whole service: validation,
   resolution, key locks, supersession check, audit chain), facts accepted per
-  second; next to plain INSERTs of the same 20 rows in one transaction.
+  second from one writer (half of each size's facts) and from --writers concurrent
+  writers (the other half); next to plain INSERTs of the same 20 rows in one
+  transaction.
   Embedding trails behind writes (DESIGN.md), so it is measured on its own: the
   indexer's facts/s.
 - query: query_memory p50/p95 in ms, including the query's embedding; next to
@@ -74,6 +76,42 @@ def write_batches(principal, facts: list[dict]) -> float:
             "scope": "shared", "memory": "perf", "session_id": f"bench/{start}",
             "entities": entities, "facts": chunk}))
         assert reply["stored"] and reply["units"] == len(chunk), reply
+    return time.perf_counter() - started
+
+
+def write_concurrently(principal, facts: list[dict], writers: int) -> float:
+    """Seconds for `writers` threads, each on its own connection, to write `facts`."""
+    import queue
+    import threading
+
+    from django.db import connection
+
+    batches: queue.SimpleQueue = queue.SimpleQueue()
+    for start in range(0, len(facts), BATCH * 10):
+        batches.put(facts[start:start + BATCH * 10])
+    failures: list[BaseException] = []
+
+    def writer() -> None:
+        try:
+            while True:
+                try:
+                    chunk = batches.get_nowait()
+                except queue.Empty:
+                    return
+                write_batches(principal, chunk)
+        except BaseException as exc:  # reported by the main thread
+            failures.append(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=writer) for _ in range(writers)]
+    started = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if failures:
+        raise failures[0]
     return time.perf_counter() - started
 
 
@@ -162,6 +200,8 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--raw-sample", type=int, default=2000,
                         help="facts written by the raw-INSERT baseline at each size")
+    parser.add_argument("--writers", type=int, default=4,
+                        help="concurrent writers for the second half of each size's writes")
     parser.add_argument("--explain", action="store_true", help="print plans at each size")
     parser.add_argument("--context", type=int, default=None,
                         help="ECHO_MEMORY_EMBED_CONTEXT for this run (default: the product's); "
@@ -188,7 +228,9 @@ def main() -> None:
     written = 0
     for size in sorted(args.sizes):
         chunk = all_facts[written:size]
-        seconds = write_batches(principal, chunk)
+        half = len(chunk) // 2
+        seconds = write_batches(principal, chunk[:half])
+        concurrent_seconds = write_concurrently(principal, chunk[half:], args.writers)
         written = size
         sample = all_facts[:min(args.raw_sample, len(all_facts))]
         raw_seconds = raw_write_batches(memory.pk, sample)
@@ -207,13 +249,15 @@ def main() -> None:
         timings = measure_queries(principal, questions)
         rows.append({
             "size": size,
-            "write_fps": len(chunk) / seconds,
+            "write_fps": half / seconds,
+            "concurrent_fps": (len(chunk) - half) / concurrent_seconds,
             "raw_fps": len(sample) / raw_seconds,
             "index_fps": indexed / index_seconds if computed == indexed else None,
             "index_cached_fps": indexed / index_seconds,
             "q": {k: (statistics.median(v), percentile(v, 95)) for k, v in timings.items()},
         })
-        print(f"size {size}: wrote {len(chunk)} facts in {seconds:.1f}s, indexed {indexed} in "
+        print(f"size {size}: wrote {len(chunk)} facts in {seconds + concurrent_seconds:.1f}s, "
+              f"indexed {indexed} in "
               f"{index_seconds:.1f}s ({computed} vectors computed)", file=sys.stderr)
         if args.explain:
             plans = explain_hot_queries(principal, questions[0])
@@ -232,6 +276,9 @@ def main() -> None:
               f"{row['raw_fps'] / row['write_fps']:>6.1f} {q['service'][0]:>10.1f} "
               f"{q['service'][1]:>7.1f} {q['raw'][0]:>12.1f} {q['raw'][1]:>7.1f} "
               f"{q['embed'][0]:>10.1f} {q['service'][1] / q['raw'][1]:>10.1f}")
+    for row in rows:
+        print(f"writes at {row['size']}: {row['write_fps']:.0f} facts/s from one writer, "
+              f"{row['concurrent_fps']:.0f} facts/s from {args.writers} concurrent writers")
     for row in rows:
         fps = row["index_fps"]
         print(f"indexer at {row['size']}: " + (f"{fps:.0f} facts/s embedded and indexed"

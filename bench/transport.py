@@ -4,7 +4,8 @@
 
 One private box (embedded PostgreSQL in a temp dir) gets an account and --facts facts,
 written by write_episode in episodes of 500 and given embeddings in bulk SQL (random
-unit vectors: the embedder's speed is the engine benchmark's subject, not this one's).
+unit vectors: the embedder's speed is the engine benchmark's subject, not this one's)
+and the indexer's word statistics.
 Then `echo-memory serve` runs on that box and each call is timed both ways:
 
 - direct: the service function in this process (parse + engine), one caller;
@@ -66,6 +67,11 @@ def load(principal, total: int) -> None:
             "UPDATE memories_fact SET embedding = (SELECT array_agg(random() - 0.5)::vector "
             "FROM generate_series(1, 384) WHERE memories_fact.id IS NOT NULL) "
             "WHERE embedding IS NULL")
+        # The indexer's other half: BM25 word statistics, as a served memory has them.
+        from memories.indexing import count_terms
+
+        cursor.execute("SELECT array_agg(id) FROM memories_fact")
+        count_terms(cursor, cursor.fetchone()[0])
         cursor.execute("SET maintenance_work_mem = '2GB'")
         started = time.perf_counter()
         cursor.execute(definition)

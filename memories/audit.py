@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.core.serializers.json import DjangoJSONEncoder
-from django.db import connection
 from django.utils import timezone
 
 from accounts.principal import Principal
@@ -66,15 +65,15 @@ def audit_record(
     """Append `changes` to the account's chain; call inside the change's transaction."""
     if not changes:
         return []
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "INSERT INTO memories_auditchainhead (account_id, seq, hash) VALUES (%s, 0, %s) "
-            "ON CONFLICT (account_id) DO NOTHING", [principal.account_id, GENESIS],
-        )
-    head = AuditChainHead.objects.select_for_update().get(account_id=principal.account_id)
+    # Creates the head on an account's first event, else locks it (the no-op update
+    # takes the row lock) and reads it, in one statement.
+    (seq, prev), = bulk.execute(
+        "INSERT INTO memories_auditchainhead (account_id, seq, hash) VALUES (%s, 0, %s) "
+        "ON CONFLICT (account_id) DO UPDATE SET seq = memories_auditchainhead.seq "
+        "RETURNING seq, hash", [principal.account_id, GENESIS],
+    )
     now = timezone.now()
     events = []
-    prev, seq = head.hash, head.seq
     for change in changes:
         seq += 1
         event = AuditEvent(
@@ -87,13 +86,16 @@ def audit_record(
         )
         event.hash = prev = _digest(prev, event)
         events.append(event)
-    bulk.insert("memories_auditevent", EVENT_COLUMNS, [
-        (e.account_id, e.seq, e.memory_id, e.memory_name, e.partition, e.action, e.object_id,
-         e.session_id, e.holder_id, e.tool, e.key_id, _json(e.before), _json(e.after),
-         e.created_at, e.prev_hash, e.hash)
-        for e in events
-    ], casts={"before": "::jsonb", "after": "::jsonb"})
-    AuditChainHead.objects.filter(pk=head.pk).update(seq=seq, hash=prev)
+    bulk.execute(*bulk.combine([
+        bulk.Statement("UPDATE memories_auditchainhead SET seq = %s, hash = %s "
+                       "WHERE account_id = %s", [seq, prev, principal.account_id]),
+        bulk.insert_statement("memories_auditevent", EVENT_COLUMNS, [
+            (e.account_id, e.seq, e.memory_id, e.memory_name, e.partition, e.action,
+             e.object_id, e.session_id, e.holder_id, e.tool, e.key_id, _json(e.before),
+             _json(e.after), e.created_at, e.prev_hash, e.hash)
+            for e in events
+        ], casts={"before": "::jsonb", "after": "::jsonb"}),
+    ]))
     return events
 
 

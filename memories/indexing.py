@@ -74,24 +74,31 @@ def _index_batch(size: int) -> int:
             "FROM unnest(%s::uuid[], %s::text[]) AS v(id, embedding) WHERE f.id = v.id",
             [ids, [_literal(vector) for vector in vectors]],
         )
-        # Word statistics for BM25, in term order so concurrent indexers lock alike.
-        cursor.execute(
-            "INSERT INTO memories_termstat (memory_id, partition, term, df) "
-            "SELECT memory_id, partition, lexeme, count(*) FROM memories_fact, "
-            "unnest(tsvector_to_array(search_vector)) AS lexeme WHERE id = ANY(%s) "
-            "GROUP BY 1, 2, 3 ORDER BY 1, 2, 3 "
-            "ON CONFLICT (memory_id, partition, term) "
-            "DO UPDATE SET df = memories_termstat.df + EXCLUDED.df", [ids],
-        )
-        cursor.execute(
-            "INSERT INTO memories_corpusstat (memory_id, partition, documents, tokens) "
-            "SELECT memory_id, partition, count(*), sum(length(search_vector)) "
-            "FROM memories_fact WHERE id = ANY(%s) GROUP BY 1, 2 ORDER BY 1, 2 "
-            "ON CONFLICT (memory_id, partition) DO UPDATE SET "
-            "documents = memories_corpusstat.documents + EXCLUDED.documents, "
-            "tokens = memories_corpusstat.tokens + EXCLUDED.tokens", [ids],
-        )
+        count_terms(cursor, ids)
     return len(rows)
+
+
+def count_terms(cursor, ids: list) -> None:
+    """Adds these facts to the BM25 word statistics of their partitions.
+
+    Runs once per fact, when it is indexed; in term order so concurrent indexers lock alike.
+    """
+    cursor.execute(
+        "INSERT INTO memories_termstat (memory_id, partition, term, df) "
+        "SELECT memory_id, partition, lexeme, count(*) FROM memories_fact, "
+        "unnest(tsvector_to_array(search_vector)) AS lexeme WHERE id = ANY(%s) "
+        "GROUP BY 1, 2, 3 ORDER BY 1, 2, 3 "
+        "ON CONFLICT (memory_id, partition, term) "
+        "DO UPDATE SET df = memories_termstat.df + EXCLUDED.df", [ids],
+    )
+    cursor.execute(
+        "INSERT INTO memories_corpusstat (memory_id, partition, documents, tokens) "
+        "SELECT memory_id, partition, count(*), sum(length(search_vector)) "
+        "FROM memories_fact WHERE id = ANY(%s) GROUP BY 1, 2 ORDER BY 1, 2 "
+        "ON CONFLICT (memory_id, partition) DO UPDATE SET "
+        "documents = memories_corpusstat.documents + EXCLUDED.documents, "
+        "tokens = memories_corpusstat.tokens + EXCLUDED.tokens", [ids],
+    )
 
 
 def _texts_with_context(cursor, rows: list[tuple]) -> list[str]:

@@ -15,6 +15,7 @@ import numpy as np
 from django.db import connection
 
 from echomem.errors import ValidationFailed
+from memories import bulk
 from memories.embeddings import get_embedder
 from memories.models import Entity, Memory
 from memories.names import MINOR_WORDS, as_abbreviation, initials, normalize, same_type
@@ -77,7 +78,11 @@ def resolve(
 ) -> Resolution:
     in_scope = Entity.objects.filter(memory=memory, partition=partition)
     names = [e.name for e in entities]
-    exact = {node.name: node for node in _nodes(in_scope.filter(name__in=names))}
+    # A unique-index probe per name, whatever the statistics say (see _plan_facts).
+    exact = {row[1]: Node(*row) for row in bulk.execute(
+        "SELECT e.* FROM unnest(%s::text[]) AS n(name) CROSS JOIN LATERAL "
+        "(SELECT id, name, type, normalized_name FROM memories_entity WHERE memory_id = %s "
+        "AND partition = %s AND name = n.name LIMIT 1) e", [names, memory.pk, partition])}
     result = Resolution(existing={}, new=[], ambiguous=[], name_embeddings={})
     pending: list[EntityIn] = []
     for entity in entities:

@@ -9,7 +9,7 @@ from datetime import datetime
 from typing import Any
 
 from django.core.exceptions import ValidationError
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from accounts.principal import Principal
@@ -18,7 +18,6 @@ from memories import bulk, indexing
 from memories.audit import Change, audit_record
 from memories.models import (
     MEMORY_NAME_RULE,
-    Episode,
     Fact,
     Memory,
     RecallSave,
@@ -135,18 +134,9 @@ def _write_episode(
         }
 
     now = timezone.now()
-    episode = Episode.objects.create(
-        memory=memory, partition=partition, session_id=args.session_id, project=args.project,
-        holder_id=principal.holder_id, tool=principal.tool, key_id=principal.key_id,
-    )
+    episode_id = uuid.uuid4()
     created_nodes = [Node(uuid.uuid4(), e.name, e.type, normalize(e.name)) for e in resolution.new]
-    bulk.insert("memories_entity", ENTITY_COLUMNS, [
-        (node.pk, memory.pk, partition, node.name, node.normalized_name, initials(node.name),
-         node.type, _vector(resolution.name_embeddings[node.name]), episode.pk, now)
-        for node in created_nodes
-    ], casts={"name_embedding": "::vector"})
     nodes.update({node.name: node for node in created_nodes})
-
     new_rows: dict[int, EdgeRow] = {}
     for position, fact_in in [*plan.new, *((i, f) for i, f, _ in plan.superseding)]:
         new_rows[position] = EdgeRow(
@@ -156,23 +146,38 @@ def _write_episode(
             valid_at=fact_in.valid_at, invalid_at=fact_in.invalid_at, position=position,
             search_text=search_text_for(fact_in.fact, fact_in.source, fact_in.target),
         )
-    # Free each key's unique slot before the new edge takes it; the foreign key to the
-    # new row is checked at commit (Django creates it DEFERRABLE INITIALLY DEFERRED).
+    # Free each key's unique slot before the new edge takes it (a statement of its own:
+    # the unique index is checked row by row); the foreign key to the new row is checked
+    # at commit (Django creates it DEFERRABLE INITIALLY DEFERRED).
     if plan.superseding:
-        with connection.cursor() as cursor:
-            cursor.execute(
-                "UPDATE memories_fact f SET superseded_at = %s, superseded_by_id = v.new "
-                "FROM unnest(%s::uuid[], %s::uuid[]) AS v(old, new) WHERE f.id = v.old",
-                [now, [old.pk for _, _, old in plan.superseding],
-                 [new_rows[i].pk for i, _, _ in plan.superseding]],
-            )
-    bulk.insert("memories_fact", FACT_COLUMNS, [
-        (f.pk, memory.pk, partition, f.source_id, f.target_id, f.relation_type, f.fact,
-         f.confidence, f.causal_hint, args.session_id, args.project, episode.pk, f.position,
-         principal.holder_id, principal.tool, principal.key_id, now, f.valid_at,
-         f.invalid_at, f.search_text)
-        for f in sorted(new_rows.values(), key=lambda f: f.position)
-    ])
+        bulk.execute(
+            "UPDATE memories_fact f SET superseded_at = %s, superseded_by_id = v.new "
+            "FROM unnest(%s::uuid[], %s::uuid[]) AS v(old, new) WHERE f.id = v.old",
+            [now, [old.pk for _, _, old in plan.superseding],
+             [new_rows[i].pk for i, _, _ in plan.superseding]],
+        )
+    # Episode, entities and facts in one round trip.
+    statements = [bulk.Statement(
+        "INSERT INTO memories_episode (id, memory_id, partition, session_id, project, "
+        "holder_id, tool, key_id, created_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
+        [episode_id, memory.pk, partition, args.session_id, args.project,
+         principal.holder_id, principal.tool, principal.key_id, now])]
+    if created_nodes:
+        statements.append(bulk.insert_statement("memories_entity", ENTITY_COLUMNS, [
+            (node.pk, memory.pk, partition, node.name, node.normalized_name,
+             initials(node.name), node.type, _vector(resolution.name_embeddings[node.name]),
+             episode_id, now)
+            for node in created_nodes
+        ], casts={"name_embedding": "::vector"}))
+    if new_rows:
+        statements.append(bulk.insert_statement("memories_fact", FACT_COLUMNS, [
+            (f.pk, memory.pk, partition, f.source_id, f.target_id, f.relation_type, f.fact,
+             f.confidence, f.causal_hint, args.session_id, args.project, episode_id,
+             f.position, principal.holder_id, principal.tool, principal.key_id, now,
+             f.valid_at, f.invalid_at, f.search_text)
+            for f in sorted(new_rows.values(), key=lambda f: f.position)
+        ]))
+    bulk.execute(*bulk.combine(statements))
 
     changes = [Change("entity.created", str(n.pk), after={"name": n.name, "type": n.type})
                for n in created_nodes]
@@ -190,7 +195,7 @@ def _write_episode(
 
     body = _reply_body(nodes, plan, new_rows, new_entities=created_nodes)
     return reply | body | {
-        "stored": True, "episode_id": str(episode.pk),
+        "stored": True, "episode_id": str(episode_id),
         "message": f"Stored {len(new_rows)} fact(s) and {len(created_nodes)} new entit"
                    f"{'y' if len(created_nodes) == 1 else 'ies'}.",
     }
@@ -207,16 +212,16 @@ def _plan_facts(
         targets = [nodes[f.target].pk for _, f in keyed]
         relations = [f.relation_type for _, f in keyed]
         _lock_keys(memory, partition, zip(sources, targets, relations, strict=True))
-        with connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT id, source_id, target_id, relation_type, fact, confidence, causal_hint, "
-                "valid_at, invalid_at FROM memories_fact WHERE memory_id = %s "
-                "AND partition = %s AND superseded_at IS NULL "
-                "AND (source_id, target_id, relation_type) IN "
-                "(SELECT * FROM unnest(%s::uuid[], %s::uuid[], %s::text[]))",
-                [memory.pk, partition, sources, targets, relations],
-            )
-            rows = [EdgeRow(*row) for row in cursor.fetchall()]
+        # One unique-index probe per key: the LATERAL ... LIMIT 1 shape keeps that plan
+        # even when the table's statistics are stale (a fresh box filling up fast).
+        rows = [EdgeRow(*row) for row in bulk.execute(
+            "SELECT f.* FROM unnest(%s::uuid[], %s::uuid[], %s::text[]) AS k(s, t, r) "
+            "CROSS JOIN LATERAL (SELECT id, source_id, target_id, relation_type, fact, "
+            "confidence, causal_hint, valid_at, invalid_at FROM memories_fact "
+            "WHERE memory_id = %s AND partition = %s AND source_id = k.s AND target_id = k.t "
+            "AND relation_type = k.r AND superseded_at IS NULL LIMIT 1) f",
+            [sources, targets, relations, memory.pk, partition],
+        )]
         live = {(row.source_id, row.target_id, row.relation_type): row for row in rows}
     plan = _Plan(new=[], superseding=[], unchanged=[])
     for index, fact_in in enumerate(facts):
@@ -245,9 +250,8 @@ def _lock_keys(memory: Memory, partition: str, keys) -> None:
         ).digest(), "big", signed=True)
         for s, t, r in keys
     })
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_advisory_xact_lock(k) FROM unnest(%s::bigint[]) AS k "
-                       "ORDER BY k", [ids])
+    bulk.execute("SELECT pg_advisory_xact_lock(k) FROM unnest(%s::bigint[]) AS k ORDER BY k",
+                 [ids])
 
 
 def _identical(old: EdgeRow, new: FactIn) -> bool:

@@ -18,6 +18,7 @@ def test_inspector_lists_and_calls_and_conformance_scenarios_pass(live):
     assert result.returncode == 0, output
     assert "five tools listed" in output
     assert "query_memory answered" in output
-    for scenario in ("server-initialize", "ping", "tools-list", "dns-rebinding-protection"):
+    for scenario in ("server-initialize", "server-session-lifecycle", "ping", "tools-list",
+                     "dns-rebinding-protection"):
         assert f"== conformance: {scenario}" in output
     assert "FAILURE" not in output

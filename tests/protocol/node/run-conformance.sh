@@ -43,7 +43,7 @@ for _ in $(seq 50); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
 # resources, logging, completion, sampling, elicitation, SSE streams or test tools
 # that a memory service does not have (docs/agents.md lists them).
 failed=0
-for scenario in server-initialize ping tools-list dns-rebinding-protection; do
+for scenario in server-initialize server-session-lifecycle ping tools-list dns-rebinding-protection; do
   echo "== conformance: $scenario"
   if ! node node_modules/.bin/conformance server --url "http://127.0.0.1:$port/mcp" \
        --scenario "$scenario"; then
