@@ -160,8 +160,10 @@ class Fact(models.Model):
                          name="fact_causal_source"),
             models.Index(fields=["target"], condition=Q(causal_hint__isnull=False) & ACTIVE,
                          name="fact_causal_target"),
-            models.Index(fields=["memory", "partition"], condition=Q(embedding__isnull=True),
-                         name="fact_unembedded"),
+            # The indexer's queue, in the order it takes facts: without the order in the
+            # index, every batch sorted the whole backlog (quadratic after a bulk import).
+            models.Index(fields=["created_at", "position"], condition=Q(embedding__isnull=True),
+                         name="fact_index_queue"),
             # A small pending list: a long one is scanned linearly by every search, and
             # made the planner give up on this index for whole-memory scans.
             GinIndex(fields=["search_vector"], name="fact_search_vector",

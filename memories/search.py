@@ -1,7 +1,8 @@
 """Hybrid recall: BM25 over Postgres full text and pgvector cosine, fused by rank.
 
 Full text: candidates come from the GIN index, restricted to the query's more
-selective words so a common word cannot drag in half the memory; each candidate
+selective words so a common word cannot drag in half the memory (when every word
+is common, to facts that have the two rarest together); each candidate
 is scored with BM25 (term frequency taken as 1, which holds for sentence-length
 facts) using per-partition document frequencies kept by the indexer.
 Vectors: the HNSW index with iterative scans, so filtering by memory and
@@ -30,6 +31,8 @@ BM25_B = 0.75
 # Stop adding words to the candidate filter once they would match this many facts.
 TEXT_CANDIDATE_BUDGET = 800
 TEXT_CANDIDATE_CAP = 1500
+# When every word is common, candidates must have this many of the rarest together.
+AND_TERMS = 4
 # Reciprocal rank fusion constant. The usual 60 flattens the top of two 50-long lists so
 # much that agreement on mediocre hits beats a clear first place; 10 won on LoCoMo dev
 # (docs/benchmarks.md has the sweep).
@@ -88,9 +91,12 @@ def vector_candidates(
 ) -> list[Candidate]:
     where, params = window.sql()
     literal = "[" + ",".join(f"{x:.7g}" for x in query_vector.tolist()) + "]"
-    with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute("SET LOCAL hnsw.ef_search = %s", [max(HNSW_EF_SEARCH, limit)])
-        cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+    # savepoint=False: inside query_memory's transaction this adds no round trips.
+    with transaction.atomic(savepoint=False), connection.cursor() as cursor:
+        # One round trip; the word search's planner setting must not price this plan.
+        cursor.execute(f"SET LOCAL hnsw.ef_search = {max(HNSW_EF_SEARCH, int(limit))}; "
+                       "SET LOCAL hnsw.iterative_scan = relaxed_order; "
+                       "SET LOCAL cpu_operator_cost TO DEFAULT")
         cursor.execute(
             "WITH near AS MATERIALIZED (SELECT f.id, f.embedding <=> %s::vector AS distance, "
             "f.source_id, f.target_id "
@@ -105,7 +111,7 @@ def vector_candidates(
 def text_candidates(
     memory_id: int, partition: str, query: str, limit: int, window: Window
 ) -> list[Candidate]:
-    with transaction.atomic(), connection.cursor() as cursor:
+    with transaction.atomic(savepoint=False), connection.cursor() as cursor:
         cursor.execute(
             "SELECT q.lexeme, coalesce(t.df, 0), c.documents, c.tokens FROM "
             f"unnest(tsvector_to_array(to_tsvector('{TEXT_SEARCH_CONFIG}', %s))) AS q(lexeme) "
@@ -121,7 +127,6 @@ def text_candidates(
         documents, tokens = rows[0][2] or 0, rows[0][3] or 0
         weights = {term: _idf(df, documents) for term, df in terms}
         average_length = tokens / documents if documents else 8.0
-        selective = _selective_terms(terms)
         where, params = window.sql()
         score_terms = " + ".join(
             "(CASE WHEN f.search_vector @@ %s::tsquery THEN %s::float8 ELSE 0 END)"
@@ -134,7 +139,7 @@ def text_candidates(
         # tsquery matching too low and may scan the whole memory instead; the hard cap
         # bounds the work when even the rarest word is common.
         cursor.execute("SET LOCAL cpu_operator_cost = 0.05")
-        cursor.execute(
+        statement = (
             "WITH candidates AS MATERIALIZED (SELECT f.id, f.search_vector, f.created_at, "
             "f.source_id, f.target_id "
             "FROM memories_fact f WHERE f.memory_id = %s AND f.partition = %s "
@@ -143,12 +148,34 @@ def text_candidates(
             # cost more than the matching itself.
             f"SELECT f.id, ({score_terms}) * %s::float8 / (1 + %s::float8 * (1 - %s::float8 "
             "+ %s::float8 * length(f.search_vector) / %s::float8)) AS score, f.source_id, "
-            "f.target_id FROM candidates f ORDER BY score DESC, f.created_at DESC LIMIT %s",
-            [memory_id, partition, _tsquery_literal(selective), *params,
-             TEXT_CANDIDATE_CAP, *score_params, BM25_K1 + 1, BM25_K1, BM25_B, BM25_B,
-             average_length, limit],
-        )
-        return [Candidate(row[0], float(row[1]), row[2], row[3]) for row in cursor.fetchall()]
+            "f.target_id FROM candidates f ORDER BY score DESC, f.created_at DESC LIMIT %s")
+        rows = []
+        for candidate_filter in _candidate_filters(terms):
+            cursor.execute(statement, [
+                memory_id, partition, candidate_filter, *params, TEXT_CANDIDATE_CAP,
+                *score_params, BM25_K1 + 1, BM25_K1, BM25_B, BM25_B, average_length, limit])
+            rows = cursor.fetchall()
+            if rows:
+                break
+        return [Candidate(row[0], float(row[1]), row[2], row[3]) for row in rows]
+
+
+def _candidate_filters(terms: list[tuple[str, int]]) -> list[str]:
+    """tsqueries that pick the facts worth scoring, to try in order until one matches.
+
+    The rarest words, OR'ed, while their matches fit the budget. When even the rarest
+    word is over it, facts that have all of the (up to four) rarest words come first,
+    then those with the two rarest: fewer facts to score, and the ones that share most
+    with the question. The rarest word alone is the last resort.
+    """
+    rarest = _tsquery_literal(_selective_terms(terms))
+    if len(terms) < 2 or terms[0][1] <= TEXT_CANDIDATE_BUDGET:
+        return [rarest]
+    words = [_tsquery_literal([term]) for term, _ in terms[:AND_TERMS]]
+    filters = [" & ".join(words)]
+    if len(words) > 2:
+        filters.append(" & ".join(words[:2]))
+    return [*filters, rarest]
 
 
 def _idf(df: int, documents: int) -> float:

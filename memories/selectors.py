@@ -9,7 +9,7 @@ from functools import lru_cache
 from typing import Any
 
 import numpy as np
-from django.db import connection
+from django.db import connection, transaction
 
 from accounts.principal import Principal
 from echomem.errors import NotFound, ValidationFailed
@@ -122,13 +122,15 @@ def query_memory(principal: Principal, args: QueryMemoryArgs) -> dict[str, Any]:
                  for rank, row in enumerate(rows, start=1)]
     else:
         pool = max(CANDIDATES_PER_RETRIEVER, args.top_k * 2)
-        text = search.text_candidates(memory.pk, partition, args.query, pool, window)
-        vector = search.vector_candidates(memory.pk, partition, embedding.result(), pool,
-                                          window)
-        mentioned = (search.mentioned_entities(memory.pk, partition, args.query)
-                     if search.ENTITY_WEIGHT else set())
-        hits = search.fuse(vector, text, args.top_k, mentioned)
-        views = fact_views([hit.fact_id for hit in hits])
+        # One transaction for the searches: a BEGIN and a COMMIT instead of one pair each.
+        with transaction.atomic(savepoint=False):
+            text = search.text_candidates(memory.pk, partition, args.query, pool, window)
+            mentioned = (search.mentioned_entities(memory.pk, partition, args.query)
+                         if search.ENTITY_WEIGHT else set())
+            vector = search.vector_candidates(memory.pk, partition, embedding.result(), pool,
+                                              window)
+            hits = search.fuse(vector, text, args.top_k, mentioned)
+            views = fact_views([hit.fact_id for hit in hits])
         facts = [
             {"rank": hit.rank,
              "score": round(hit.cosine, 4) if hit.cosine is not None else None,

@@ -42,6 +42,31 @@ def test_words_find_a_rare_term(team):
     assert top(team, "billing tables")[0] == FACTS[1]["fact"]
 
 
+def test_when_every_word_is_common_facts_with_all_of_them_are_scored(team, monkeypatch):
+    from memories import search
+    from memories.selectors import memory_for
+
+    # Endpoint names join a fact's searchable text, so the filler facts point at Kyoto.
+    filler = [*(f"billing job {word} runs" for word in ("alpha", "beta", "gamma", "delta",
+                                                          "epsilon", "zeta", "eta", "theta")),
+              "Postgres restarts", "Postgres upgrades"]
+    team.write(session_id="s2", entities=[{"name": "ledger", "type": "service"}, *TEAM[2:4]],
+               assume_new=True, facts=[
+                   *(fact("ledger", "Kyoto", f"note_{i}", text) for i, text in enumerate(filler)),
+                   fact("ledger", "Postgres", "writes_to",
+                        "The ledger writes billing events into Postgres")])
+    Engine.index()
+    # Every word over the budget, and room to score two facts: the rarest word alone
+    # would score the two oldest facts that have it, whatever else they say.
+    monkeypatch.setattr(search, "TEXT_CANDIDATE_BUDGET", 1)
+    monkeypatch.setattr(search, "TEXT_CANDIDATE_CAP", 2)
+    memory = memory_for(team.principal)
+    found = search.text_candidates(memory.pk, "shared", "billing Postgres", 10, search.Window())
+    texts = set(Fact.objects.filter(pk__in=[c.fact_id for c in found])
+                .values_list("fact", flat=True))
+    assert texts == {FACTS[1]["fact"], "The ledger writes billing events into Postgres"}
+
+
 def test_each_result_has_rank_score_and_matched(team):
     result = team.query("Which service depends on the database?")
     first = result["facts"][0]
