@@ -548,11 +548,12 @@ _SMALL_CALL = 8
 class OnnxMiniLMEmbedder(_MiniLMBase):
     """all-MiniLM-L6-v2 run by ONNX Runtime from a graph built at start-up.
 
-    Small calls run on ``query_threads`` threads (default 1;
-    ECHO_MEMORY_EMBED_QUERY_THREADS overrides): the query path embeds while Postgres
-    searches, and with the second core of a 2-core box busy a one-thread query took
-    7.8 ms (p95 9.5) against 9.7 ms (p95 17) on two; only on an idle box are two
-    faster (3-5 ms against 6-8). Bulk calls run on ``threads`` threads (default: every
+    Small calls run on ``query_threads`` threads (default: two, or one on a one-CPU
+    box; ECHO_MEMORY_EMBED_QUERY_THREADS overrides). A query embeds while Postgres
+    searches, so the second thread competes with the database; measured alone beside a
+    busy core, one thread looked better (7.8 ms, p95 9.5, against 9.7 / 17), but end to
+    end at 100k facts two gave query_memory p50 23 ms / p95 29 ms against 25 / 34
+    (docs/benchmarks.md). Bulk calls run on ``threads`` threads (default: every
     CPU; ECHO_MEMORY_EMBED_THREADS overrides), 1.5-2x the throughput of one thread
     on 2 cores. When the two differ, the bulk session (~100 MB: onnxruntime keeps its
     own copy of the weights) is made on the first bulk call, so processes that only
@@ -584,7 +585,8 @@ class OnnxMiniLMEmbedder(_MiniLMBase):
         if any(n is not None and n < 1 for n in (threads, query_threads)):
             raise ValueError("threads and query_threads must be >= 1")
         self.threads = threads or _threads_from_env(THREADS_VARIABLE, _available_cpus())
-        self.query_threads = query_threads or _threads_from_env(QUERY_THREADS_VARIABLE, 1)
+        self.query_threads = query_threads or _threads_from_env(
+            QUERY_THREADS_VARIABLE, min(2, _available_cpus()))
         self._ort = onnxruntime
         self._small = self._new_session(self.query_threads)
         self._bulk = self._small if self.threads == self.query_threads else None
