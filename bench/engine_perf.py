@@ -174,26 +174,36 @@ def measure_queries(principal, questions: list[str]) -> dict[str, list[float]]:
 
 
 def explain_hot_queries(principal, question: str) -> str:
+    """EXPLAIN ANALYZE of the statements the services sent: recall and name resolution."""
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
     from memories import selectors
-    from memories.schemas import QueryMemoryArgs, parse
+    from memories.resolution import resolve
+    from memories.schemas import EntityIn, QueryMemoryArgs, parse
 
     with CaptureQueriesContext(connection) as captured:
         selectors.query_memory(principal, parse(QueryMemoryArgs, {
             "scope": "shared", "memory": "perf", "query": question}))
+        # A name close to existing ones: the similar-name lookups of entity resolution.
+        resolve(memory=selectors.memory_for(principal, "perf"), partition="shared",
+                entities=[EntityIn(name="Ada Abbe", type="person")], resolutions={},
+                assume_new=False)
     out = []
-    for marker in ("embedding <=>", "search_vector @@ "):
+    for label, marker in (("query_memory, vector candidates", "embedding <=>"),
+                          ("query_memory, word candidates", "search_vector @@ "),
+                          ("write_episode, similar spelling", "similarity(normalized_name"),
+                          ("write_episode, similar meaning", "name_embedding <=>")):
         sql = next(q["sql"] for q in captured.captured_queries if marker in q["sql"])
         with connection.cursor() as cursor:
             cursor.execute("BEGIN")
-            cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+            cursor.execute("SET LOCAL hnsw.ef_search = 64; "
+                           "SET LOCAL hnsw.iterative_scan = relaxed_order")
             cursor.execute("EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY ON) " + sql)
             plan = "\n".join(row[0] for row in cursor.fetchall())
             cursor.execute("ROLLBACK")
-        # The query vector is 384 numbers; the plan is what matters.
-        out.append(re.sub(r"'\[[-0-9.e,]+\]'", "'[query vector]'", plan))
+        # A query vector is 384 numbers; the plan is what matters.
+        out.append(f"-- {label}\n" + re.sub(r"'\[[-0-9.e,]+\]'", "'[vector]'", plan))
     return "\n\n".join(out)
 
 

@@ -112,12 +112,14 @@ def text_candidates(
     memory_id: int, partition: str, query: str, limit: int, window: Window
 ) -> list[Candidate]:
     with transaction.atomic(savepoint=False), connection.cursor() as cursor:
+        # One unique-index probe per word (LATERAL ... LIMIT 1), whatever the statistics
+        # say: a fresh box that has not been analyzed yet hash-joined the whole table.
         cursor.execute(
             "SELECT q.lexeme, coalesce(t.df, 0), c.documents, c.tokens FROM "
             f"unnest(tsvector_to_array(to_tsvector('{TEXT_SEARCH_CONFIG}', %s))) AS q(lexeme) "
-            "LEFT JOIN memories_termstat t ON t.memory_id = %s AND t.partition = %s "
-            "AND t.term = q.lexeme LEFT JOIN memories_corpusstat c ON c.memory_id = %s "
-            "AND c.partition = %s",
+            "LEFT JOIN LATERAL (SELECT df FROM memories_termstat WHERE memory_id = %s "
+            "AND partition = %s AND term = q.lexeme LIMIT 1) t ON true "
+            "LEFT JOIN memories_corpusstat c ON c.memory_id = %s AND c.partition = %s",
             [query, memory_id, partition, memory_id, partition],
         )
         rows = cursor.fetchall()
