@@ -78,25 +78,32 @@ class DatabaseRateLimiter:
     """The same sliding log as rows; an advisory lock per identity makes check-and-add atomic."""
 
     def hit(self, identity: str, *, limit: int, window_ms: int, now_ms: int) -> Decision:
-        from mcp_gateway.models import RateLimitHit
 
         now = datetime.fromtimestamp(now_ms / 1000, tz=UTC)
         start = now - timedelta(milliseconds=window_ms)
         lock = int.from_bytes(hashlib.blake2b(f"ratelimit\x1f{identity}".encode(),
                                               digest_size=8).digest(), "big", signed=True)
-        with transaction.atomic():
-            with connection.cursor() as cursor:
-                # An ephemeral counter (the table is UNLOGGED): the request need not wait
-                # for a WAL flush on commit.
-                cursor.execute("SET LOCAL synchronous_commit = off")
-                cursor.execute("SELECT pg_advisory_xact_lock(%s)", [lock])
-            hits = RateLimitHit.objects.filter(identity=identity)
-            hits.filter(at__lte=start).delete()
-            window = list(hits.order_by("at").values_list("at", flat=True)[:limit])
-            if len(window) < limit:
-                RateLimitHit.objects.create(identity=identity, at=now)
-                return Decision(True, limit, limit - len(window) - 1, 0)
-        oldest_ms = int(window[0].timestamp() * 1000)
+        with transaction.atomic(), connection.cursor() as cursor:
+            # An ephemeral counter (the table is UNLOGGED): the request need not wait for
+            # a WAL flush on commit. One round trip for both settings.
+            cursor.execute(f"SET LOCAL synchronous_commit = off; "
+                           f"SELECT pg_advisory_xact_lock({lock})")
+            # Expire, count and (if there is room) add in one statement; its snapshot is
+            # taken after the lock, so it sees every earlier request of this identity.
+            cursor.execute(
+                "WITH expired AS (DELETE FROM mcp_gateway_ratelimithit "
+                "WHERE identity = %s AND at <= %s), "
+                "live AS (SELECT count(*) AS hits, min(at) AS oldest "
+                "FROM mcp_gateway_ratelimithit WHERE identity = %s AND at > %s), "
+                "added AS (INSERT INTO mcp_gateway_ratelimithit (identity, at) "
+                "SELECT %s, %s FROM live WHERE live.hits < %s) "
+                "SELECT hits, oldest FROM live",
+                [identity, start, identity, start, identity, now, limit],
+            )
+            hits, oldest = cursor.fetchone()
+        if hits < limit:
+            return Decision(True, limit, limit - hits - 1, 0)
+        oldest_ms = int(oldest.timestamp() * 1000)
         return Decision(False, limit, 0, _retry_after(oldest_ms, window_ms, now_ms))
 
 
