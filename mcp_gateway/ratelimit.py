@@ -78,7 +78,6 @@ class DatabaseRateLimiter:
     """The same sliding log as rows; an advisory lock per identity makes check-and-add atomic."""
 
     def hit(self, identity: str, *, limit: int, window_ms: int, now_ms: int) -> Decision:
-
         now = datetime.fromtimestamp(now_ms / 1000, tz=UTC)
         start = now - timedelta(milliseconds=window_ms)
         lock = int.from_bytes(hashlib.blake2b(f"ratelimit\x1f{identity}".encode(),
@@ -86,7 +85,7 @@ class DatabaseRateLimiter:
         with transaction.atomic(), connection.cursor() as cursor:
             # An ephemeral counter (the table is UNLOGGED): the request need not wait for
             # a WAL flush on commit. One round trip for both settings.
-            cursor.execute(f"SET LOCAL synchronous_commit = off; "
+            cursor.execute("SET LOCAL synchronous_commit = off; "
                            f"SELECT pg_advisory_xact_lock({lock})")
             # Expire, count and (if there is room) add in one statement; its snapshot is
             # taken after the lock, so it sees every earlier request of this identity.

@@ -48,12 +48,6 @@ def insert_statement(table: str, columns: Sequence[tuple[str, str]],
                      [*constants, *(values[i] for i in varying)])
 
 
-def insert(table: str, columns: Sequence[tuple[str, str]], rows: Sequence[Sequence[Any]],
-           casts: dict[str, str] | None = None) -> None:
-    if rows:
-        execute(*combine([insert_statement(table, columns, rows, casts)]))
-
-
 def combine(statements: Sequence[Statement]) -> Statement:
     """Several data-changing statements as one: all but the last become CTEs.
 

@@ -108,8 +108,9 @@ def fact_views(ids: list) -> dict[Any, dict[str, Any]]:
 
 
 def query_memory(principal: Principal, args: QueryMemoryArgs) -> dict[str, Any]:
-    # The query's embedding (numpy, which releases the GIL) is computed while Postgres
-    # resolves the memory and runs the word search; it is the longest single step.
+    # The query's embedding (its model run releases the GIL) is computed while Postgres
+    # resolves the memory and runs the word and entity searches; the vector search waits
+    # for it.
     embedding = None if args.digest else _EMBEDDING_POOL.submit(_query_vector, args.query)
     memory = memory_for(principal, args.memory)
     partition = partition_for(principal, args.scope)
