@@ -64,7 +64,7 @@ def load(principal, total: int) -> None:
         definition = cursor.fetchone()[0]
         cursor.execute("DROP INDEX fact_embedding")
         cursor.execute(
-            "UPDATE memories_fact SET embedding = (SELECT array_agg(random() - 0.5)::vector "
+            "UPDATE memories_fact SET embedding = (SELECT array_agg(random() - 0.5)::halfvec "
             "FROM generate_series(1, 384) WHERE memories_fact.id IS NOT NULL) "
             "WHERE embedding IS NULL")
         # The indexer's other half: BM25 word statistics, as a served memory has them.

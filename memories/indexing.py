@@ -70,7 +70,7 @@ def _index_batch(size: int) -> int:
         vectors = get_embedder().embed(_texts_with_context(cursor, rows))
         ids = [row[0] for row in rows]
         cursor.execute(
-            "UPDATE memories_fact f SET embedding = v.embedding::vector "
+            "UPDATE memories_fact f SET embedding = v.embedding::halfvec "
             "FROM unnest(%s::uuid[], %s::text[]) AS v(id, embedding) WHERE f.id = v.id",
             [ids, [_literal(vector) for vector in vectors]],
         )

@@ -8,7 +8,7 @@ from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.core.validators import RegexValidator
 from django.db import models
 from django.db.models import Q
-from pgvector.django import HnswIndex, VectorField
+from pgvector.django import HalfVectorField, HnswIndex, VectorField
 
 EMBEDDING_DIMENSIONS = 384
 MEMORY_NAME_RULE = "1-64 characters: lowercase letters, digits, '-' and '_'"
@@ -135,7 +135,10 @@ class Fact(models.Model):
     invalid_at = models.DateTimeField(null=True)
     # What is embedded and indexed for words: the sentence with its endpoints' names.
     search_text = models.TextField()
-    embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS, null=True)
+    # Half precision: a row and its HNSW node take half the pages, so a 100k-fact memory's
+    # index stays in shared buffers and a search reads half as much; cosines move by
+    # ~1e-4, below what ranking or the rounded score can see (docs/benchmarks.md).
+    embedding = HalfVectorField(dimensions=EMBEDDING_DIMENSIONS, null=True)
     search_vector = models.GeneratedField(
         expression=SearchVector("search_text", config=TEXT_SEARCH_CONFIG),
         output_field=SearchVectorField(), db_persist=True,
@@ -169,7 +172,7 @@ class Fact(models.Model):
             GinIndex(fields=["search_vector"], name="fact_search_vector",
                      gin_pending_list_limit=256),
             HnswIndex(name="fact_embedding", fields=["embedding"],
-                      opclasses=["vector_cosine_ops"], m=16, ef_construction=64),
+                      opclasses=["halfvec_cosine_ops"], m=16, ef_construction=64),
         ]
 
     def __str__(self) -> str:

@@ -98,7 +98,7 @@ def vector_candidates(
                        "SET LOCAL hnsw.iterative_scan = relaxed_order; "
                        "SET LOCAL cpu_operator_cost TO DEFAULT")
         cursor.execute(
-            "WITH near AS MATERIALIZED (SELECT f.id, f.embedding <=> %s::vector AS distance, "
+            "WITH near AS MATERIALIZED (SELECT f.id, f.embedding <=> %s::halfvec AS distance, "
             "f.source_id, f.target_id "
             "FROM memories_fact f WHERE f.memory_id = %s AND f.partition = %s "
             f"AND f.embedding IS NOT NULL AND {where} ORDER BY distance LIMIT %s) "

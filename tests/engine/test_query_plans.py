@@ -50,7 +50,7 @@ def graph(engine) -> Engine:
             CROSS JOIN (SELECT * FROM memories_fact LIMIT 1) f
             CROSS JOIN LATERAL (SELECT l2_normalize(ARRAY(
                 SELECT random() - 0.5 + 0 * length(n.name) FROM generate_series(1, 384)
-            )::vector) AS embedding) v
+            )::halfvec) AS embedding) v
             WHERE n.type = 'thing'
         """)
         cursor.execute("ANALYZE memories_fact; ANALYZE memories_entity")
