@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from accounts.principal import Principal
 from echomem.errors import NotFound, ValidationFailed
-from memories import bulk, indexing
+from memories import bulk, indexing, planner_stats
 from memories.audit import Change, audit_record
 from memories.models import (
     MEMORY_NAME_RULE,
@@ -72,6 +72,7 @@ def write_episode(principal: Principal, args: WriteEpisodeArgs) -> dict[str, Any
     """Store an episode whole, or defer it whole if any name is ambiguous."""
     memory = memory_for(principal, args.memory)
     partition = partition_for(principal, args.scope)
+    planner_stats.analyze_unanalyzed_tables()
     for attempt in range(MAX_ATTEMPTS):
         try:
             with transaction.atomic():
