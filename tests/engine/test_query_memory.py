@@ -171,3 +171,17 @@ def test_as_of_before_anything_was_written_returns_nothing(team):
 def test_a_query_that_matches_nothing_costs_nothing(engine):
     result = engine.query("anything at all")
     assert result["facts"] == [] and result["units"] == 0
+
+
+def test_on_equal_fused_scores_the_word_match_ranks_first():
+    import uuid
+
+    from memories.search import Candidate, fuse
+
+    by_meaning, by_words = uuid.uuid4(), uuid.uuid4()
+    ends = (uuid.uuid4(), uuid.uuid4())
+    # First place in each list, nothing else: the fused scores are equal.
+    hits = fuse([Candidate(by_meaning, 0.8, *ends)], [Candidate(by_words, 7.5, *ends)], top_k=2)
+
+    assert [h.fact_id for h in hits] == [by_words, by_meaning]
+    assert hits[0].fused == hits[1].fused
