@@ -61,7 +61,9 @@ def check_external_database(url: str) -> None:
         with psycopg.connect(libpq_url, connect_timeout=5) as conn:
             row = conn.execute(
                 "SELECT count(*) FILTER (WHERE name = 'vector'), "
-                "count(*) FILTER (WHERE name = 'pg_trgm') "
+                "count(*) FILTER (WHERE name = 'pg_trgm'), "
+                "max(default_version) FILTER (WHERE name = 'vector'), "
+                "max(installed_version) FILTER (WHERE name = 'vector') "
                 "FROM pg_available_extensions WHERE name IN ('vector', 'pg_trgm')"
             ).fetchone()
     except psycopg.Error as exc:
@@ -70,7 +72,7 @@ def check_external_database(url: str) -> None:
             f"DATABASE_URL={shown} cannot be reached ({reason}); check host, port and "
             "credentials, or unset DATABASE_URL to use the embedded database."
         ) from exc
-    has_vector, has_trgm = row
+    has_vector, has_trgm, available, installed = row
     if not has_vector:
         raise ConfigurationError(
             f"DATABASE_URL={shown} points at a PostgreSQL without the pgvector extension; "
@@ -82,6 +84,37 @@ def check_external_database(url: str) -> None:
             f"DATABASE_URL={shown} points at a PostgreSQL without the pg_trgm extension; "
             "install the server's contrib package or unset DATABASE_URL."
         )
+    problem = pgvector_version_problem(available, installed)
+    if problem:
+        raise ConfigurationError(f"DATABASE_URL={shown} {problem}")
+
+
+# halfvec (0.7) stores fact vectors; iterative index scans (0.8) keep filtered vector
+# searches from coming back short.
+PGVECTOR_MINIMUM = (0, 8, 0)
+
+
+def pgvector_version_problem(available: str | None, installed: str | None) -> str | None:
+    """What is wrong with the server's pgvector versions, as the end of a sentence; or None."""
+    wanted = ".".join(map(str, PGVECTOR_MINIMUM))
+    if installed and _version(installed) < PGVECTOR_MINIMUM:
+        if available and _version(available) >= PGVECTOR_MINIMUM:
+            return (f"has pgvector {installed} installed in the database and Echo Memory needs "
+                    f"{wanted} or newer; run ALTER EXTENSION vector UPDATE in that database.")
+        return (f"has pgvector {installed} and Echo Memory needs {wanted} or newer; upgrade "
+                "pgvector on that server, then run ALTER EXTENSION vector UPDATE.")
+    if not installed and available and _version(available) < PGVECTOR_MINIMUM:
+        return (f"offers pgvector {available} and Echo Memory needs {wanted} or newer; "
+                "upgrade pgvector on that server or unset DATABASE_URL.")
+    return None
+
+
+def _version(text: str) -> tuple[int, ...]:
+    parts = []
+    for piece in text.split("."):
+        digits = "".join(ch for ch in piece if ch.isdigit())
+        parts.append(int(digits) if digits else 0)
+    return tuple(parts + [0] * (3 - len(parts)))
 
 
 def _redact(url: str) -> str:

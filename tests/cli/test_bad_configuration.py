@@ -77,6 +77,28 @@ def test_database_url_without_pgvector_is_refused(tmp_path, postgres_without_pgv
                               "install pgvector", "unset DATABASE_URL")
 
 
+@pytest.mark.parametrize(("available", "installed", "says"), [
+    ("0.6.2", None, ["offers pgvector 0.6.2", "0.8.0 or newer", "upgrade pgvector"]),
+    ("0.8.1", "0.7.4", ["pgvector 0.7.4 installed", "ALTER EXTENSION vector UPDATE"]),
+    ("0.7.0", "0.7.0", ["has pgvector 0.7.0", "upgrade pgvector on that server",
+                        "ALTER EXTENSION vector UPDATE"]),
+])
+def test_a_pgvector_too_old_for_halfvec_and_iterative_scans_is_named(available, installed,
+                                                                      says):
+    from echomem.runtime import pgvector_version_problem
+
+    problem = pgvector_version_problem(available, installed)
+    assert problem and all(part in problem for part in says), problem
+
+
+@pytest.mark.parametrize(("available", "installed"), [
+    ("0.8.0", None), ("0.8.1", "0.8.0"), ("1.0", None), ("0.10.0", "0.9.1")])
+def test_a_recent_pgvector_passes(available, installed):
+    from echomem.runtime import pgvector_version_problem
+
+    assert pgvector_version_problem(available, installed) is None
+
+
 def test_unreachable_database_url_is_refused_with_its_password_hidden(tmp_path):
     port = free_port()
     url = f"postgresql://app:hunter2@127.0.0.1:{port}/echo"
