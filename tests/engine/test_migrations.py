@@ -1,0 +1,65 @@
+"""Upgrading a box keeps what it recalls: the move of fact vectors to half precision."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
+
+from memories.embeddings import get_embedder
+from tests.engine.conftest import Engine, fact, person
+
+BEFORE = ("memories", "0006_indexer_queue_in_order")
+HALF_PRECISION = ("memories", "0007_half_precision_fact_embeddings")
+
+
+def migrate(target: tuple[str, str]) -> None:
+    executor = MigrationExecutor(connection)
+    executor.loader.build_graph()
+    executor.migrate([target])
+
+
+def column_type() -> str:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT format_type(atttypid, atttypmod) FROM pg_attribute "
+                       "WHERE attrelid = 'memories_fact'::regclass AND attname = 'embedding'")
+        return cursor.fetchone()[0]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_full_precision_vectors_of_an_older_box_are_kept_and_found(engine: Engine):
+    text = "Alice spent her spring holiday hiking near Kyoto"
+    engine.write(entities=[person("Alice"), {"name": "Kyoto", "type": "city"}],
+                 assume_new=True, facts=[fact("Alice", "Kyoto", "travelled_to", text)])
+    Engine.index()
+    try:
+        migrate(BEFORE)
+        assert column_type() == "vector(384)"
+        # What an older box stored: the model's float32 vector of the indexed text.
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT search_text FROM memories_fact")
+            (search_text,) = cursor.fetchone()
+            exact = get_embedder().embed([search_text])[0]
+            cursor.execute("UPDATE memories_fact SET embedding = %s::vector",
+                           ["[" + ",".join(map(str, exact.tolist())) + "]"])
+
+        migrate(HALF_PRECISION)
+
+        assert column_type() == "halfvec(384)"
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT embedding::text FROM memories_fact")
+            stored = np.array(cursor.fetchone()[0].strip("[]").split(","), dtype=np.float32)
+        assert np.abs(stored - exact).max() < 1e-3
+        found = engine.query("where did Alice go hiking?", top_k=1)["facts"]
+        assert [f["fact"] for f in found] == [text]
+        assert "vector" in found[0]["matched"]
+        query = get_embedder().embed(["where did Alice go hiking?"])[0]
+        assert found[0]["score"] == pytest.approx(float(query @ exact), abs=1e-3)
+    finally:
+        migrate(("memories", _latest_memories_migration()))
+
+
+def _latest_memories_migration() -> str:
+    executor = MigrationExecutor(connection)
+    return max(name for app, name in executor.loader.graph.leaf_nodes() if app == "memories")
