@@ -91,30 +91,32 @@ def check_external_database(url: str) -> None:
 
 # halfvec (0.7) stores fact vectors; iterative index scans (0.8) keep filtered vector
 # searches from coming back short.
-PGVECTOR_MINIMUM = (0, 8, 0)
+PGVECTOR_MINIMUM = "0.8.0"
 
 
 def pgvector_version_problem(available: str | None, installed: str | None) -> str | None:
     """What is wrong with the server's pgvector versions, as the end of a sentence; or None."""
-    wanted = ".".join(map(str, PGVECTOR_MINIMUM))
-    if installed and _version(installed) < PGVECTOR_MINIMUM:
-        if available and _version(available) >= PGVECTOR_MINIMUM:
+    wanted = PGVECTOR_MINIMUM
+    if installed and _older(installed):
+        if available and not _older(available):
             return (f"has pgvector {installed} installed in the database and Echo Memory needs "
                     f"{wanted} or newer; run ALTER EXTENSION vector UPDATE in that database.")
         return (f"has pgvector {installed} and Echo Memory needs {wanted} or newer; upgrade "
                 "pgvector on that server, then run ALTER EXTENSION vector UPDATE.")
-    if not installed and available and _version(available) < PGVECTOR_MINIMUM:
+    if not installed and available and _older(available):
         return (f"offers pgvector {available} and Echo Memory needs {wanted} or newer; "
                 "upgrade pgvector on that server or unset DATABASE_URL.")
     return None
 
 
-def _version(text: str) -> tuple[int, ...]:
-    parts = []
-    for piece in text.split("."):
-        digits = "".join(ch for ch in piece if ch.isdigit())
-        parts.append(int(digits) if digits else 0)
-    return tuple(parts + [0] * (3 - len(parts)))
+def _older(version: str) -> bool:
+    """Older than PGVECTOR_MINIMUM; a version string that does not parse is given the benefit."""
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        return Version(version) < Version(PGVECTOR_MINIMUM)
+    except InvalidVersion:
+        return False
 
 
 def _redact(url: str) -> str:

@@ -14,6 +14,7 @@ every watched table has statistics.
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 
@@ -25,18 +26,18 @@ MIN_BYTES = 256 * 1024
 CHECK_EVERY = 1.0
 
 _lock = threading.Lock()
-_state = {"settled": False, "next_check": 0.0}
+# When to look next; infinity once every watched table has statistics.
+_next_check = 0.0
 
 
 def analyze_unanalyzed_tables() -> list[str]:
     """ANALYZE each watched table that has data but no statistics; returns their names."""
-    if _state["settled"]:
-        return []
+    global _next_check
     now = time.monotonic()
     with _lock:
-        if now < _state["next_check"]:
+        if now < _next_check:
             return []
-        _state["next_check"] = now + CHECK_EVERY
+        _next_check = now + CHECK_EVERY
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT c.relname, pg_relation_size(c.oid) >= %s FROM pg_class c "
@@ -50,10 +51,11 @@ def analyze_unanalyzed_tables() -> list[str]:
         for name in due:
             cursor.execute(f"ANALYZE {connection.ops.quote_name(name)}")
     if not missing:
-        _state["settled"] = True
+        _next_check = math.inf
     return due
 
 
 def forget() -> None:
     """Check again on the next write (tests, or after statistics were cleared)."""
-    _state.update(settled=False, next_check=0.0)
+    global _next_check
+    _next_check = 0.0

@@ -15,9 +15,7 @@ HALF_PRECISION = ("memories", "0007_half_precision_fact_embeddings")
 
 
 def migrate(target: tuple[str, str]) -> None:
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    executor.migrate([target])
+    MigrationExecutor(connection).migrate([target])
 
 
 def column_type() -> str:
@@ -57,9 +55,4 @@ def test_full_precision_vectors_of_an_older_box_are_kept_and_found(engine: Engin
         query = get_embedder().embed(["where did Alice go hiking?"])[0]
         assert found[0]["score"] == pytest.approx(float(query @ exact), abs=1e-3)
     finally:
-        migrate(("memories", _latest_memories_migration()))
-
-
-def _latest_memories_migration() -> str:
-    executor = MigrationExecutor(connection)
-    return max(name for app, name in executor.loader.graph.leaf_nodes() if app == "memories")
+        migrate(*MigrationExecutor(connection).loader.graph.leaf_nodes("memories"))
