@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -99,17 +100,44 @@ def audit_record(
     return events
 
 
-def audit_verify(account_id: int) -> tuple[bool, int | None]:
-    """(True, None) if the account's chain is intact, else (False, first broken seq)."""
-    prev, expected_seq = GENESIS, 1
-    for event in AuditEvent.objects.filter(account_id=account_id).order_by("seq").iterator(
-        chunk_size=2000
-    ):
+@dataclass(frozen=True)
+class ChainCheck:
+    """How far a chain verified: `broken_seq` is None when every event checked out."""
+
+    ok: bool
+    broken_seq: int | None
+    last_seq: int
+    last_hash: str
+
+
+def verify_events(events: Iterable[AuditEvent], *, after_seq: int = 0,
+                  after_hash: str = GENESIS) -> ChainCheck:
+    """Check events in seq order, continuing a chain verified up to (after_seq, after_hash).
+
+    Works on any AuditEvent instances, saved or built from raw rows, so a chain can be
+    verified incrementally (the fuzz suite checks only what each request appended).
+    """
+    prev, expected_seq = after_hash, after_seq + 1
+    for event in events:
         broken = event.seq != expected_seq or event.prev_hash != prev
         if broken or _digest(prev, event) != event.hash:
-            return False, expected_seq
+            return ChainCheck(False, expected_seq, expected_seq - 1, prev)
         prev, expected_seq = event.hash, expected_seq + 1
+    return ChainCheck(True, None, expected_seq - 1, prev)
+
+
+def audit_verify(account_id: int, *, after_seq: int = 0,
+                 after_hash: str = GENESIS) -> tuple[bool, int | None]:
+    """(True, None) if the account's chain is intact, else (False, first broken seq).
+
+    With `after_seq`/`after_hash` (a point already verified), only later events are read.
+    """
+    events = (AuditEvent.objects.filter(account_id=account_id, seq__gt=after_seq)
+              .order_by("seq").iterator(chunk_size=2000))
+    check = verify_events(events, after_seq=after_seq, after_hash=after_hash)
+    if not check.ok:
+        return False, check.broken_seq
     head = AuditChainHead.objects.filter(account_id=account_id).first()
-    if head is not None and (head.seq != expected_seq - 1 or head.hash != prev):
-        return False, expected_seq  # rows after the last one we saw were removed
+    if head is not None and (head.seq != check.last_seq or head.hash != check.last_hash):
+        return False, check.last_seq + 1  # rows after the last one we saw were removed
     return True, None
