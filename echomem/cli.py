@@ -11,6 +11,7 @@ from typing import Any
 
 import click
 
+from echomem.db import maintenance_process
 from echomem.errors import ConfigurationError
 
 DEFAULT_HOST = "127.0.0.1"
@@ -46,8 +47,12 @@ def _prepare(start_database: bool = True):
 def _migrate(verbosity: int = 0) -> None:
     from django.core.management import call_command
 
-    call_command("migrate", interactive=False, verbosity=verbosity)
-    call_command("createcachetable", verbosity=verbosity)
+    from echomem.db import without_request_timeouts
+
+    # A migration may rewrite a large table: the per-request limits are not for it.
+    with without_request_timeouts():
+        call_command("migrate", interactive=False, verbosity=verbosity)
+        call_command("createcachetable", verbosity=verbosity)
 
 
 def _endpoint(host: str, port: int) -> str:
@@ -168,6 +173,7 @@ def _refuse_pending_migrations() -> None:
 @_clean_errors
 def migrate(ctx: click.Context) -> None:
     """Apply database migrations (extra arguments go to Django's migrate)."""
+    maintenance_process()
     _prepare()
     from django.core.management import call_command
 
@@ -192,6 +198,7 @@ def manage(ctx: click.Context) -> None:
 
 
 def _manage(argv: list[str]) -> None:
+    maintenance_process()
     _prepare()
     from django.core.management import execute_from_command_line
 
@@ -223,6 +230,7 @@ def worker(concurrency: int) -> None:
 @_clean_errors
 def index() -> None:
     """Embed and index every fact still waiting (after a bulk load, or in `manual` mode)."""
+    maintenance_process()
     _prepare()
     from tqdm import tqdm
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import environ
 
+from echomem.db import startup_options
 from echomem.errors import ConfigurationError
 from echomem.home import echo_home, persistent_secret_key
 
@@ -43,6 +44,12 @@ if EMBEDDED_DATABASE:
 DATABASES = {"default": env.db_url_config(_database_url)}
 DATABASES["default"]["CONN_MAX_AGE"] = env.int("DATABASE_CONN_MAX_AGE", default=60)
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+# Every statement of a request, and every lock it waits for, is bounded: a runaway query
+# or a stuck lock is refused with a clear error instead of holding a worker (echomem/db.py).
+STATEMENT_TIMEOUT_MS = env.int("ECHO_MEMORY_STATEMENT_TIMEOUT_MS", default=15_000)
+LOCK_TIMEOUT_MS = env.int("ECHO_MEMORY_LOCK_TIMEOUT_MS", default=10_000)
+DATABASES["default"].setdefault("OPTIONS", {})["options"] = startup_options(
+    statement_timeout_ms=STATEMENT_TIMEOUT_MS, lock_timeout_ms=LOCK_TIMEOUT_MS)
 
 REDIS_URL = env.str("REDIS_URL", default="")
 if REDIS_URL:
