@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -31,12 +32,31 @@ class Principal:
         """The partition label of this holder's tool; `shared` is the account-wide one."""
         return f"solo:{self.holder_id}:{self.tool}"
 
+    @property
+    def identity(self) -> str:
+        """Who owns sessions and a rate-limit window: the key, or the keyless box user."""
+        if self.key_id is not None:
+            return f"key:{self.key_id}"
+        return f"self-hosted:{self.holder_id}:{self.tool}"
 
-def principal_from_authorization(header: str | None) -> Principal:
-    """Resolve an `Authorization` header value; every refusal says what to send instead."""
+
+def principal_from_authorization(header: str | None, *,
+                                 client_address: str | None = None) -> Principal:
+    """Resolve an `Authorization` header value; every refusal says what to send instead.
+
+    Without a header, a self-hosted box with ECHO_MEMORY_USER_ID acts as that user, but
+    only for a client on this machine (`client_address` loopback) unless
+    ECHO_MEMORY_ALLOW_KEYLESS_REMOTE says otherwise.
+    """
     if not header or not header.strip():
         if settings.SELF_HOSTED and settings.SELF_HOSTED_USER_ID:
-            return self_hosted_principal()
+            if keyless_allowed_from(client_address):
+                return self_hosted_principal()
+            raise AuthenticationFailed(
+                "missing Authorization header: requests without a key are accepted only from "
+                "this machine", field="Authorization",
+                fix=f"{BEARER_FIX}, or set ECHO_MEMORY_ALLOW_KEYLESS_REMOTE=1 on the server if "
+                    "every client that can reach it may act as ECHO_MEMORY_USER_ID")
         raise AuthenticationFailed("missing Authorization header", field="Authorization",
                                    fix=BEARER_FIX)
     scheme, _, token = header.strip().partition(" ")
@@ -73,6 +93,17 @@ def principal_from_key(plaintext: str) -> Principal:
     _touch(key)
     return Principal(account_id=key.account_id, holder_id=key.holder_id, tool=key.tool,
                      key_id=key.id, default_memory_id=key.default_memory_id)
+
+
+def keyless_allowed_from(client_address: str | None) -> bool:
+    if settings.SELF_HOSTED_KEYLESS_REMOTE:
+        return True
+    if not client_address:
+        return False
+    try:
+        return ipaddress.ip_address(client_address).is_loopback
+    except ValueError:
+        return False
 
 
 def self_hosted_principal() -> Principal:

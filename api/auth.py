@@ -1,18 +1,22 @@
-"""DRF authentication by Bearer API key."""
+"""DRF authentication through the gates both doors share (echomem/admission.py)."""
 
 from __future__ import annotations
 
 from rest_framework import authentication, permissions
 
-from accounts.principal import Principal, principal_from_authorization
+from accounts.principal import Principal
+from echomem import admission
 
 
 class BearerKeyAuthentication(authentication.BaseAuthentication):
-    """Puts the Principal on `request.auth`; the user slot stays empty (keys are not logins)."""
+    """Puts the Principal on `request.auth`; the user slot stays empty (keys are not logins).
+
+    Admission checks the Origin, the key and the key's rate limit (every request of a key
+    counts, on /mcp and here); its errors are mapped by api/errors.py.
+    """
 
     def authenticate(self, request) -> tuple[None, Principal]:
-        header = request.META.get("HTTP_AUTHORIZATION")
-        return None, principal_from_authorization(header)
+        return None, admission.admit(request._request)
 
     def authenticate_header(self, request) -> str:
         return 'Bearer realm="echo-memory"'

@@ -2,13 +2,27 @@
 
 from __future__ import annotations
 
+import logging
+import secrets
+
+from django.http import JsonResponse
 from rest_framework import exceptions
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
 
-from echomem.errors import AuthenticationFailed, EchoError, NotFound
+from echomem.errors import (
+    AuthenticationFailed,
+    EchoError,
+    Forbidden,
+    NotFound,
+    PayloadTooLarge,
+    RateLimited,
+    Timeout,
+)
 
-STATUS_BY_ERROR = {AuthenticationFailed: 401, NotFound: 404}
+logger = logging.getLogger(__name__)
+STATUS_BY_ERROR = {AuthenticationFailed: 401, Forbidden: 403, NotFound: 404,
+                   PayloadTooLarge: 413, RateLimited: 429, Timeout: 503}
 CHALLENGE = 'Bearer realm="echo-memory"'
 
 
@@ -19,30 +33,43 @@ def handle_exception(exc, context):
         response = Response({"error": exc.as_dict()}, status=status)
         if status == 401:
             response["WWW-Authenticate"] = CHALLENGE
+        if isinstance(exc, RateLimited | Timeout):
+            response["Retry-After"] = str(getattr(exc, "retry_after", 1))
         return response
     if isinstance(exc, exceptions.NotAuthenticated):
         exc = AuthenticationFailed("missing Authorization header", field="Authorization")
         return handle_exception(exc, context)
-    if isinstance(exc, exceptions.Throttled):
-        wait = int(exc.wait or 1)
-        response = Response({"error": {
-            "code": "rate_limited", "retry_after": wait,
-            "message": f"rate limit reached: every request of a key counts, on /mcp and here; "
-                       f"wait {wait} seconds (the Retry-After header) and send again"}},
-            status=429)
-        response["Retry-After"] = str(wait)
-        return response
-    if isinstance(exc, exceptions.ParseError):
-        return Response({"error": {"code": "invalid_request", "field": "body",
-                                   "message": f"the body is not valid JSON: {exc.detail}",
-                                   "fix": "send one JSON object with Content-Type: "
-                                          "application/json"}}, status=400)
     if isinstance(exc, exceptions.UnsupportedMediaType):
         return Response({"error": {"code": "invalid_request", "field": "Content-Type",
                                    "message": str(exc.detail),
                                    "fix": "send Content-Type: application/json"}}, status=415)
     if isinstance(exc, exceptions.MethodNotAllowed):
         response = exception_handler(exc, context)
-        response.data = {"error": {"code": "method_not_allowed", "message": str(exc.detail)}}
+        response.data = {"error": {"code": "method_not_allowed", "field": "method",
+                                   "message": str(exc.detail),
+                                   "fix": "see /api/v1/docs for each endpoint's method"}}
         return response
-    return exception_handler(exc, context)
+    if isinstance(exc, exceptions.APIException):
+        response = exception_handler(exc, context)
+        response.data = {"error": {"code": exc.default_code, "message": str(exc.detail)}}
+        return response
+    reference = secrets.token_hex(6)
+    logger.exception("REST %s failed (reference %s)", context["request"].path, reference)
+    return Response({"error": internal_error(reference)}, status=500)
+
+
+def internal_error(reference: str) -> dict[str, str]:
+    # No "try again": resending does not fix a fault in the server.
+    return {"code": "internal_error", "reference": reference,
+            "message": f"internal error: the server failed while answering this request "
+                       f"(reference {reference}, logged for its operator); this is a fault in "
+                       "the server, not in the request or its arguments"}
+
+
+def not_found(request, *args, **kwargs) -> JsonResponse:
+    """Unknown paths under /api/v1 answer in the API's shape, not with an HTML page."""
+    return JsonResponse({"error": {
+        "code": "not_found", "field": "path",
+        "message": f"{request.path} is not an endpoint of this API",
+        "fix": "see /api/v1/docs (or the schema at /api/v1/schema) for the endpoints"}},
+        status=404)

@@ -18,13 +18,23 @@ class BearerKeyScheme(OpenApiAuthenticationExtension):
 class ErrorDetail(BaseModel):
     model_config = ConfigDict(extra="allow")
 
-    code: str = Field(description="invalid_argument, not_found, unauthenticated, rate_limited")
+    code: str = Field(description="invalid_argument, invalid_json, invalid_request, "
+                                  "unauthenticated, forbidden, not_found, method_not_allowed, "
+                                  "payload_too_large, rate_limited, timeout, internal_error")
     message: str
-    field: str | None = Field(default=None, description="The argument or header at fault.")
+    field: str | None = Field(default=None, description="The argument, header or `body` at "
+                                                        "fault.")
     fix: str | None = Field(default=None, description="What to change.")
     retry_after: int | None = Field(default=None, description="429 only: seconds to wait, as "
                                                               "in the Retry-After header.")
+    reference: str | None = Field(default=None, description="500 only: the reference the "
+                                                            "server logged the fault under.")
 
 
 class ErrorResponse(BaseModel):
     error: ErrorDetail
+
+
+# Every status an endpoint may answer besides its success, each in the one error shape.
+ERROR_RESPONSES = {status: ErrorResponse for status in (400, 401, 403, 404, 405, 413, 415, 429,
+                                                        500, 503)}

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from drf_spectacular.utils import extend_schema
 from rest_framework.decorators import api_view, parser_classes
-from rest_framework.parsers import JSONParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from api.schema import ErrorResponse
+from api.parsers import JsonBodyParser
+from api.schema import ERROR_RESPONSES
 from echomem.errors import ValidationFailed
 from mcp_gateway.tools import TOOLS, Tool, call_tool
 
@@ -26,12 +26,11 @@ def tool_view(tool: Tool):
 
     view.__name__ = view.__qualname__ = tool.name
     view.__doc__ = tool.description
-    view = api_view(["POST"])(parser_classes([JSONParser])(view))
+    view = api_view(["POST"])(parser_classes([JsonBodyParser])(view))
     return extend_schema(
         operation_id=tool.name, summary=tool.title, description=tool.description,
         request=tool.args, tags=["tools"],
-        responses={200: tool.output, 400: ErrorResponse, 401: ErrorResponse,
-                   404: ErrorResponse, 429: ErrorResponse},
+        responses={200: tool.output, **ERROR_RESPONSES},
     )(view)
 
 

@@ -1,8 +1,9 @@
-from django.urls import path
+from django.urls import path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 from rest_framework.permissions import AllowAny
 
 from api import tools, views
+from api.errors import not_found
 
 app_name = "api"
 public = {"authentication_classes": [], "permission_classes": [AllowAny]}
@@ -12,4 +13,5 @@ urlpatterns = [
     path("schema", SpectacularAPIView.as_view(**public), name="schema"),
     path("docs", SpectacularSwaggerView.as_view(url_name="api:schema", **public), name="docs"),
     path("redoc", SpectacularRedocView.as_view(url_name="api:schema", **public), name="redoc"),
+    re_path(r"", not_found),
 ]

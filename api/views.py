@@ -8,7 +8,7 @@ from rest_framework.decorators import api_view
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from api.schema import ErrorResponse
+from api.schema import ERROR_RESPONSES
 from memories.selectors import memory_list
 
 
@@ -24,7 +24,7 @@ class MemoriesOut(BaseModel):
 
 
 @extend_schema(operation_id="list_memories", summary="List memories", tags=["memories"],
-               responses={200: MemoriesOut, 401: ErrorResponse, 429: ErrorResponse})
+               responses={200: MemoriesOut, **ERROR_RESPONSES})
 @api_view(["GET"])
 def memories(request: Request) -> Response:
     """The memories (graphs) of the key's account, with the key's default marked."""

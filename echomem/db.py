@@ -41,3 +41,34 @@ def maintenance_process() -> None:
 
     os.environ["ECHO_MEMORY_STATEMENT_TIMEOUT_MS"] = "0"
     os.environ["ECHO_MEMORY_LOCK_TIMEOUT_MS"] = "0"
+
+
+@contextmanager
+def timeouts_refused() -> Iterator[None]:
+    """Turn the database cancelling a statement at our limits into a clear Timeout.
+
+    Anything else the database raises is a fault and goes on as it is.
+    """
+    from django.conf import settings
+    from django.db import OperationalError
+
+    from echomem.errors import Timeout
+
+    try:
+        yield
+    except OperationalError as exc:
+        state = getattr(exc.__cause__, "sqlstate", None)
+        if state == QUERY_CANCELED:
+            raise Timeout(
+                "the request ran longer than this server allows one database statement "
+                f"({settings.STATEMENT_TIMEOUT_MS} ms) and was cancelled; nothing it would "
+                "have written was kept", field="arguments",
+                fix="ask for less at once (a smaller top_k, fewer facts per write_episode), "
+                    "or send it again when the server is less busy") from exc
+        if state == LOCK_NOT_AVAILABLE:
+            raise Timeout(
+                f"the request waited longer than {settings.LOCK_TIMEOUT_MS} ms for another "
+                "request writing the same facts and was cancelled; nothing it would have "
+                "written was kept", field="arguments",
+                fix="send it again once the other write has finished") from exc
+        raise

@@ -43,3 +43,42 @@ class NotFound(EchoError):
 
 class ValidationFailed(EchoError):
     code = "invalid_argument"
+
+
+class Forbidden(EchoError):
+    """The request may not be made from where it came (a browser origin not allowed)."""
+
+    code = "forbidden"
+
+
+class RateLimited(EchoError):
+    """Too many requests in the rolling window; `retry_after` seconds until one fits."""
+
+    code = "rate_limited"
+
+    def __init__(self, message: str, *, retry_after: int, limit: int, window_seconds: int,
+                 field: str | None = None, fix: str | None = None):
+        super().__init__(message, field=field, fix=fix)
+        self.retry_after = retry_after
+        self.limit = limit
+        self.window_seconds = window_seconds
+
+    def as_dict(self) -> dict[str, object]:
+        return {**super().as_dict(), "retry_after": self.retry_after, "limit": self.limit,
+                "window_seconds": self.window_seconds}
+
+
+class PayloadTooLarge(EchoError):
+    code = "payload_too_large"
+
+
+class InvalidBody(EchoError):
+    """The body is not one JSON value we will read (syntax, encoding, nesting, constants)."""
+
+    code = "invalid_json"
+
+
+class Timeout(EchoError):
+    """The database cancelled the request's statement at the per-request limit."""
+
+    code = "timeout"

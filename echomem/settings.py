@@ -34,6 +34,10 @@ EMBEDDED_DATABASE = not _database_url
 SELF_HOSTED = env.bool("ECHO_MEMORY_SELF_HOSTED", default=EMBEDDED_DATABASE)
 SELF_HOSTED_USER_ID = env.str("ECHO_MEMORY_USER_ID", default="")
 SELF_HOSTED_AGENT_ID = env.str("ECHO_MEMORY_AGENT_ID", default="")
+# A request without a key acts as ECHO_MEMORY_USER_ID only when it comes from this machine
+# (loopback), unless this says otherwise explicitly: anyone who can reach the port would
+# otherwise read and write that user's memory.
+SELF_HOSTED_KEYLESS_REMOTE = env.bool("ECHO_MEMORY_ALLOW_KEYLESS_REMOTE", default=False)
 
 if EMBEDDED_DATABASE:
     # echomem.runtime.prepare() starts the server and exports its socket URL.
@@ -167,7 +171,8 @@ REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["api.auth.BearerKeyAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["api.auth.HasPrincipal"],
     "EXCEPTION_HANDLER": "api.errors.handle_exception",
-    "DEFAULT_THROTTLE_CLASSES": ["api.throttling.KeyRateThrottle"],
+    # Rate limits are counted by the authentication (echomem/admission.py), as on /mcp.
+    "DEFAULT_PARSER_CLASSES": ["api.parsers.JsonBodyParser"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "UNAUTHENTICATED_USER": None,
 }
@@ -201,9 +206,22 @@ if RATE_LIMIT_BACKEND == "redis" and not REDIS_URL:
         "ECHO_MEMORY_RATE_LIMIT_BACKEND=redis needs REDIS_URL; set REDIS_URL or unset the backend."
     )
 RATE_LIMIT_REDIS_PREFIX = env.str("ECHO_MEMORY_RATE_LIMIT_PREFIX", default="echo:rl:")
+# Requests without a usable key are counted per client address, before they are refused:
+# a flood of bad keys costs its sender, not the database.
+UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE = env.int(
+    "ECHO_MEMORY_UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE", default=60)
+# Behind N reverse proxies that each append to X-Forwarded-For, the client is the Nth
+# address from the right; 0 (the default) trusts no header and uses the peer address.
+TRUSTED_PROXY_HOPS = env.int("ECHO_MEMORY_TRUSTED_PROXY_HOPS", default=0)
 MCP_SESSION_IDLE_SECONDS = env.int("ECHO_MEMORY_MCP_SESSION_IDLE_SECONDS", default=24 * 3600)
-MCP_MAX_BODY_BYTES = env.int("ECHO_MEMORY_MCP_MAX_BODY_BYTES", default=1024 * 1024)
-# Browser origins allowed to call /mcp besides localhost ones (DNS-rebinding protection).
+# One limit for every request body, /mcp and /api/v1 alike, streamed (chunked) or not.
+MAX_BODY_BYTES = env.int("ECHO_MEMORY_MAX_BODY_BYTES",
+                         default=env.int("ECHO_MEMORY_MCP_MAX_BODY_BYTES", default=1024 * 1024))
+# JSON deeper than this is refused before anything walks it (the tools need 4 levels).
+MAX_JSON_DEPTH = 64
+# Messages in one JSON-RPC batch (protocol 2025-03-26 only); each also counts as a request.
+MCP_MAX_BATCH_MESSAGES = env.int("ECHO_MEMORY_MAX_BATCH_MESSAGES", default=100)
+# Browser origins allowed to call /mcp and /api/v1 besides localhost ones (DNS rebinding).
 MCP_ALLOWED_ORIGINS = env.list("ECHO_MEMORY_ALLOWED_ORIGINS", default=[])
 
 LOGGING = {

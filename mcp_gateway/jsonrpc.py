@@ -57,28 +57,33 @@ def parse_message(raw: Any) -> Message:
     """Validate one decoded JSON value as a client message; refusals name the member at fault."""
     if not isinstance(raw, dict):
         raise RpcError(INVALID_REQUEST, "each JSON-RPC message must be a JSON object",
-                       http_status=400)
+                       data={"field": "body"}, http_status=400)
+    has_id = "id" in raw
     request_id = raw.get("id")
+    if has_id and not _valid_id(request_id):
+        raise RpcError(INVALID_REQUEST, 'the member "id" must be a string or an integer; omit it '
+                       "only for notifications", data={"field": "id"}, http_status=400)
     if raw.get("jsonrpc") != "2.0":
         raise RpcError(INVALID_REQUEST, 'the member "jsonrpc" must be the string "2.0"',
-                       http_status=400, request_id=request_id)
+                       data={"field": "jsonrpc"}, http_status=400, request_id=request_id)
     if "result" in raw or "error" in raw:
         # This server never sends requests to the client, so no response can be owed to it.
         raise RpcError(INVALID_REQUEST, "this server sends no requests, so it takes no responses",
+                       data={"field": "result" if "result" in raw else "error"},
                        http_status=400, request_id=request_id)
     method = raw.get("method")
     if not isinstance(method, str) or not method:
         raise RpcError(INVALID_REQUEST, 'the member "method" must be a non-empty string',
-                       http_status=400, request_id=request_id)
-    has_id = "id" in raw
-    if has_id and (request_id is None or isinstance(request_id, bool)
-                   or not isinstance(request_id, str | int)):
-        raise RpcError(INVALID_REQUEST, 'the member "id" must be a string or an integer; omit it '
-                       "only for notifications", http_status=400)
+                       data={"field": "method"}, http_status=400, request_id=request_id)
     params = raw.get("params", {})
     if params is None:
         params = {}
     if not isinstance(params, dict):
         raise RpcError(INVALID_PARAMS, 'the member "params" must be a JSON object',
-                       request_id=request_id)
+                       data={"field": "params"}, request_id=request_id)
     return Message(method=method, params=params, id=request_id, is_request=has_id)
+
+
+def _valid_id(value: Any) -> bool:
+    """A string or an integer (JSON-RPC also allows null, which MCP forbids for requests)."""
+    return isinstance(value, str | int) and not isinstance(value, bool)

@@ -98,7 +98,7 @@ def dispatch(context: Context, message: Message) -> dict[str, Any]:
         raise RpcError(METHOD_NOT_FOUND,
                        f"method {message.method!r} is not served here; this tools-only server "
                        f"answers initialize, {', '.join(HANDLERS)}",
-                       request_id=message.id)
+                       data={"field": "method"}, request_id=message.id)
     try:
         return handler(context, message.params)
     except RpcError as exc:

@@ -1,9 +1,11 @@
-"""Requests per rolling minute per key: one interface, a Redis and a Postgres implementation.
+"""Requests per rolling minute per identity: one interface, a Redis and a Postgres implementation.
 
 Both keep the timestamp of every counted request inside the window (a sliding log,
 not fixed buckets), so "240 a minute" means any 60 seconds, and the wait they
-report is exact: until the oldest counted request leaves the window. Time comes
-from `clock()` (milliseconds), which tests replace instead of sleeping.
+report is exact: until enough counted requests leave the window. A hit may cost
+several requests at once (each message of a JSON-RPC batch counts): it is counted
+whole or refused whole. Time comes from `clock()` (milliseconds), which tests
+replace instead of sleeping.
 """
 
 from __future__ import annotations
@@ -34,26 +36,33 @@ class Decision:
 
 
 class RateLimiter(Protocol):
-    def hit(self, identity: str, *, limit: int, window_ms: int, now_ms: int) -> Decision: ...
+    def hit(self, identity: str, *, limit: int, window_ms: int, now_ms: int,
+            cost: int = 1) -> Decision: ...
 
 
-def _retry_after(oldest_ms: int, window_ms: int, now_ms: int) -> int:
-    return max(1, math.ceil((oldest_ms + window_ms - now_ms) / 1000))
+def _retry_after(freeing_ms: int, window_ms: int, now_ms: int) -> int:
+    """Seconds until the request counted at `freeing_ms` leaves the window."""
+    return max(1, math.ceil((freeing_ms + window_ms - now_ms) / 1000))
 
 
-# KEYS[1] = the identity's sorted set; ARGV = now_ms, window_ms, limit, member.
-# One script, so the trim, the count and the add are one atomic step on the server.
+# KEYS[1] = the identity's sorted set; ARGV = now_ms, window_ms, limit, cost, member prefix.
+# One script, so the trim, the count and the adds are one atomic step on the server. When
+# the hit does not fit, it returns the time of the counted request whose expiry makes room.
 _SLIDING_LOG = """
-local key, now, window, limit = KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local key, now, window = KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2])
+local limit, cost = tonumber(ARGV[3]), tonumber(ARGV[4])
 redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)
 local count = redis.call('ZCARD', key)
-if count < limit then
-  redis.call('ZADD', key, now, ARGV[4])
+if count + cost <= limit then
+  for i = 1, cost do
+    redis.call('ZADD', key, now, ARGV[5] .. ':' .. i)
+  end
   redis.call('PEXPIRE', key, window)
-  return {1, count + 1, 0}
+  return {1, count + cost, 0}
 end
-local oldest = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
-return {0, count, tonumber(oldest[2])}
+local freeing = redis.call('ZRANGE', key, count + cost - limit - 1, count + cost - limit - 1,
+                           'WITHSCORES')
+return {0, count, tonumber(freeing[2])}
 """
 
 
@@ -65,19 +74,21 @@ class RedisRateLimiter:
         self.prefix = prefix
         self.script = self.client.register_script(_SLIDING_LOG)
 
-    def hit(self, identity: str, *, limit: int, window_ms: int, now_ms: int) -> Decision:
+    def hit(self, identity: str, *, limit: int, window_ms: int, now_ms: int,
+            cost: int = 1) -> Decision:
         member = f"{now_ms}:{secrets.token_hex(6)}"  # unique, so equal timestamps all count
-        allowed, count, oldest = self.script(keys=[self.prefix + identity],
-                                             args=[now_ms, window_ms, limit, member])
+        allowed, count, freeing = self.script(keys=[self.prefix + identity],
+                                              args=[now_ms, window_ms, limit, cost, member])
         if allowed:
             return Decision(True, limit, max(0, limit - int(count)), 0)
-        return Decision(False, limit, 0, _retry_after(int(oldest), window_ms, now_ms))
+        return Decision(False, limit, 0, _retry_after(int(freeing), window_ms, now_ms))
 
 
 class DatabaseRateLimiter:
     """The same sliding log as rows; an advisory lock per identity makes check-and-add atomic."""
 
-    def hit(self, identity: str, *, limit: int, window_ms: int, now_ms: int) -> Decision:
+    def hit(self, identity: str, *, limit: int, window_ms: int, now_ms: int,
+            cost: int = 1) -> Decision:
         now = datetime.fromtimestamp(now_ms / 1000, tz=UTC)
         start = now - timedelta(milliseconds=window_ms)
         lock = int.from_bytes(hashlib.blake2b(f"ratelimit\x1f{identity}".encode(),
@@ -89,21 +100,25 @@ class DatabaseRateLimiter:
                            f"SELECT pg_advisory_xact_lock({lock})")
             # Expire, count and (if there is room) add in one statement; its snapshot is
             # taken after the lock, so it sees every earlier request of this identity.
+            # `freeing` is the counted request whose expiry would make room for this hit.
             cursor.execute(
                 "WITH expired AS (DELETE FROM mcp_gateway_ratelimithit "
                 "WHERE identity = %s AND at <= %s), "
-                "live AS (SELECT count(*) AS hits, min(at) AS oldest "
-                "FROM mcp_gateway_ratelimithit WHERE identity = %s AND at > %s), "
+                "live AS (SELECT count(*) AS hits FROM mcp_gateway_ratelimithit "
+                "WHERE identity = %s AND at > %s), "
                 "added AS (INSERT INTO mcp_gateway_ratelimithit (identity, at) "
-                "SELECT %s, %s FROM live WHERE live.hits < %s) "
-                "SELECT hits, oldest FROM live",
-                [identity, start, identity, start, identity, now, limit],
+                "SELECT %s, %s FROM live, generate_series(1, %s) WHERE live.hits + %s <= %s) "
+                "SELECT hits, (SELECT at FROM mcp_gateway_ratelimithit "
+                "WHERE identity = %s AND at > %s ORDER BY at "
+                "OFFSET GREATEST(hits + %s - %s - 1, 0) LIMIT 1) FROM live",
+                [identity, start, identity, start, identity, now, cost, cost, limit,
+                 identity, start, cost, limit],
             )
-            hits, oldest = cursor.fetchone()
-        if hits < limit:
-            return Decision(True, limit, limit - hits - 1, 0)
-        oldest_ms = int(oldest.timestamp() * 1000)
-        return Decision(False, limit, 0, _retry_after(oldest_ms, window_ms, now_ms))
+            hits, freeing = cursor.fetchone()
+        if hits + cost <= limit:
+            return Decision(True, limit, limit - hits - cost, 0)
+        freeing_ms = int(freeing.timestamp() * 1000) if freeing else now_ms
+        return Decision(False, limit, 0, _retry_after(freeing_ms, window_ms, now_ms))
 
 
 @lru_cache(maxsize=4)
@@ -118,14 +133,18 @@ def limiter() -> RateLimiter:
                     settings.RATE_LIMIT_REDIS_PREFIX)
 
 
-def count_request(identity: str) -> Decision:
-    """Count one request of `identity` against the configured limit; the one entry point."""
-    return limiter().hit(identity, limit=settings.RATE_LIMIT_PER_MINUTE,
+def count_request(identity: str, *, cost: int = 1) -> Decision:
+    """Count `cost` requests of a key's `identity` against the configured limit, or none."""
+    limit = settings.RATE_LIMIT_PER_MINUTE
+    if cost > limit:  # could never fit, however long the caller waits
+        return Decision(False, limit, 0, settings.RATE_LIMIT_WINDOW_SECONDS)
+    return limiter().hit(identity, limit=limit,
+                         window_ms=settings.RATE_LIMIT_WINDOW_SECONDS * 1000, now_ms=clock(),
+                         cost=cost)
+
+
+def count_unauthenticated(address: str) -> Decision:
+    """Count one request without a usable key from a client address (its own window)."""
+    return limiter().hit(f"address:{address}",
+                         limit=settings.UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE,
                          window_ms=settings.RATE_LIMIT_WINDOW_SECONDS * 1000, now_ms=clock())
-
-
-def refusal_message(decision: Decision) -> str:
-    return (f"rate limit reached: {decision.limit} requests a minute per key, every request "
-            f"counted (initialize and notifications too); wait {decision.retry_after} seconds "
-            "(the Retry-After header) and send again, and keep one session per worker rather "
-            "than reconnecting for each call")

@@ -56,12 +56,19 @@ def reply_format(accept: str | None) -> str:
     if json_q <= 0 and sse_q <= 0:
         raise RpcError(INVALID_REQUEST,
                        "the Accept header must allow application/json or text/event-stream; "
-                       "send `Accept: application/json, text/event-stream`", http_status=406)
+                       "send `Accept: application/json, text/event-stream`",
+                       data={"field": "Accept"}, http_status=406)
     return SSE if sse_q > json_q else JSON
 
 
 def encode(payload: Any) -> str:
-    return json.dumps(payload, separators=(",", ":"), ensure_ascii=False)
+    text = json.dumps(payload, separators=(",", ":"), ensure_ascii=False)
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        # A lone surrogate echoed from the request cannot be UTF-8; as an escape it can.
+        text = json.dumps(payload, separators=(",", ":"))
+    return text
 
 
 def reply(payload: Any, media_type: str, *, status: int = 200,

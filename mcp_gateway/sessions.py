@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import secrets
 from datetime import timedelta
 
@@ -16,13 +17,12 @@ from mcp_gateway.models import McpSession
 TOUCH_RESOLUTION = timedelta(minutes=1)
 GONE = ("session not found: it ended, expired or was never issued to this key; send "
         "initialize again (without Mcp-Session-Id) to open a new one")
+# What session_open issues (token_urlsafe(32): 43 characters); anything else was never issued.
+SESSION_ID = re.compile(r"[A-Za-z0-9_-]{20,64}")
 
 
-def owner_of(principal: Principal) -> str:
-    """Who a session (and a rate-limit window) belongs to: the key, or the keyless box user."""
-    if principal.key_id is not None:
-        return f"key:{principal.key_id}"
-    return f"self-hosted:{principal.holder_id}:{principal.tool}"
+def _gone() -> RpcError:
+    return RpcError(-32001, GONE, data={"field": "Mcp-Session-Id"}, http_status=404)
 
 
 def _idle_limit() -> timedelta:
@@ -32,7 +32,7 @@ def _idle_limit() -> timedelta:
 def session_open(principal: Principal, *, protocol_version: str,
                  client_info: dict | None) -> McpSession:
     now = timezone.now()
-    owner = owner_of(principal)
+    owner = principal.identity
     # Housekeeping rides on initialize: this owner's idle sessions are of no use to anyone.
     McpSession.objects.filter(owner=owner, last_seen_at__lt=now - _idle_limit()).delete()
     info = client_info if isinstance(client_info, dict) else {}
@@ -45,22 +45,24 @@ def session_open(principal: Principal, *, protocol_version: str,
 
 def session_for(principal: Principal, session_id: str) -> McpSession:
     """The caller's live session; anything else (ended, idle, someone else's) is one 404."""
+    if not SESSION_ID.fullmatch(session_id):
+        raise _gone()
     now = timezone.now()
     session = McpSession.objects.filter(
-        id=session_id[:64], owner=owner_of(principal), ended_at__isnull=True,
+        id=session_id, owner=principal.identity, ended_at__isnull=True,
         last_seen_at__gte=now - _idle_limit(),
     ).first()
     if session is None:
-        raise RpcError(-32001, GONE, http_status=404)
+        raise _gone()
     if now - session.last_seen_at >= TOUCH_RESOLUTION:
         McpSession.objects.filter(pk=session.pk).update(last_seen_at=now)
     return session
 
 
 def session_end(principal: Principal, session_id: str) -> None:
-    ended = McpSession.objects.filter(
-        id=session_id[:64], owner=owner_of(principal), ended_at__isnull=True,
+    ended = SESSION_ID.fullmatch(session_id) and McpSession.objects.filter(
+        id=session_id, owner=principal.identity, ended_at__isnull=True,
         last_seen_at__gte=timezone.now() - _idle_limit(),
     ).update(ended_at=timezone.now())
     if not ended:
-        raise RpcError(-32001, GONE, http_status=404)
+        raise _gone()

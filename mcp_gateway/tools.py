@@ -17,6 +17,7 @@ from django.core.serializers.json import DjangoJSONEncoder
 from pydantic import BaseModel
 
 from accounts.principal import Principal
+from echomem.db import timeouts_refused
 from mcp_gateway import outputs
 from mcp_gateway.metering import meter
 from memories import causal, selectors, services
@@ -124,7 +125,8 @@ TOOLS: dict[str, Tool] = {tool.name: tool for tool in [
 def call_tool(principal: Principal, tool: Tool, arguments: dict[str, Any] | None) -> dict:
     """Validate, run, meter; the reply as plain JSON values. Raises EchoError subclasses."""
     args = parse(tool.args, arguments)
-    output = tool.run(principal, args)
+    with timeouts_refused():
+        output = tool.run(principal, args)
     meter(principal, tool.name, int(output.get("units", 0)))
     return json.loads(json.dumps(output, cls=DjangoJSONEncoder))
 

@@ -30,7 +30,8 @@ def check_header(value: str | None, request_id: object = None) -> str | None:
             f"MCP-Protocol-Version {version} is not supported; this server speaks "
             f"{', '.join(SUPPORTED)}: send initialize with one of them, then send the "
             "negotiated version in this header",
-            data={"supported": list(SUPPORTED), "requested": version},
+            data={"field": "MCP-Protocol-Version", "supported": list(SUPPORTED),
+                  "requested": version},
             http_status=400, request_id=request_id,
         )
     return version

@@ -1,25 +1,36 @@
 """POST /mcp: the streamable HTTP transport, as one plain Django view.
 
 Every request goes through the same gates, in this order, each with its own status:
-Origin (403), the Bearer key (401), the rate limit (429: every request counts,
-whatever follows), the HTTP method (405), Accept (406), the body's size (413) and
-type (415), JSON (400, -32700), the MCP-Protocol-Version header (400), the session
-(400 when missing, 404 when unknown, ended, idle or another key's). Only then is
-the message dispatched.
+Origin (403), the Bearer key (401; without a usable key, counted per client address:
+429), the rate limit (429: every request counts, whatever follows), the HTTP method
+(405), Accept (406), the body's size (413) and type (415), JSON (400, -32700), the
+MCP-Protocol-Version header (400), the session (400 when missing, 404 when unknown,
+ended, idle or another key's; 400 when the header names another version than the
+session agreed). Only then is the message dispatched.
 """
 
 from __future__ import annotations
 
-import json
 import logging
+import secrets
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.csrf import csrf_exempt
 
-from accounts.principal import BEARER_FIX, Principal, principal_from_authorization
-from echomem.errors import AuthenticationFailed, EchoError
-from mcp_gateway import methods, ratelimit, replies, sessions, versions
+from accounts.principal import BEARER_FIX, Principal
+from echomem import admission
+from echomem.errors import (
+    AuthenticationFailed,
+    EchoError,
+    Forbidden,
+    InvalidBody,
+    PayloadTooLarge,
+    RateLimited,
+)
+from echomem.request_body import parse_json, read_limited
+from echomem.text import unstorable
+from mcp_gateway import methods, replies, sessions, versions
 from mcp_gateway.jsonrpc import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -32,10 +43,11 @@ from mcp_gateway.jsonrpc import (
     parse_message,
     result_body,
 )
-from mcp_gateway.origins import origin_allowed
+from mcp_gateway.models import McpSession
 
 logger = logging.getLogger(__name__)
 SESSION_HEADER = "Mcp-Session-Id"
+VERSION_HEADER = "MCP-Protocol-Version"
 ALLOW = "POST, DELETE"
 
 
@@ -50,7 +62,7 @@ def mcp(request: HttpRequest) -> HttpResponse:
             raise RpcError(INVALID_REQUEST,
                            f"{request.method} is not served: this server opens no standalone SSE "
                            "stream; POST JSON-RPC messages, and DELETE to end a session",
-                           http_status=405)
+                           data={"field": "method"}, http_status=405)
         media = replies.reply_format(request.headers.get("Accept"))
         payload = _read_json(request)
         if isinstance(payload, list):
@@ -65,48 +77,40 @@ def mcp(request: HttpRequest) -> HttpResponse:
         return replies.fault(exc, headers)
 
 
+# The admission errors every door shares, as transport faults of this one.
+ADMISSION_STATUS = {Forbidden: 403, AuthenticationFailed: 401, RateLimited: 429}
+
+
 def _admit(request: HttpRequest) -> Principal:
-    if not origin_allowed(request.headers.get("Origin")):
-        raise RpcError(SERVER_ERROR,
-                       f"Origin {request.headers['Origin']} is not allowed to call this server; "
-                       "add it to ECHO_MEMORY_ALLOWED_ORIGINS if it is yours", http_status=403)
     try:
-        principal = principal_from_authorization(request.headers.get("Authorization"))
-    except AuthenticationFailed as exc:
-        raise RpcError(SERVER_ERROR, f"{exc.message}: {exc.fix or BEARER_FIX}",
-                       data=exc.as_dict(), http_status=401) from None
-    decision = ratelimit.count_request(sessions.owner_of(principal))
-    if not decision.allowed:
-        raise RpcError(SERVER_ERROR, ratelimit.refusal_message(decision),
-                       data={"retry_after": decision.retry_after, "limit": decision.limit,
-                             "window_seconds": settings.RATE_LIMIT_WINDOW_SECONDS},
-                       http_status=429)
-    return principal
+        return admission.admit(request)
+    except (Forbidden, AuthenticationFailed, RateLimited) as exc:
+        raise _transport_fault(exc, ADMISSION_STATUS[type(exc)]) from None
+
+
+def _transport_fault(exc: EchoError, status: int, code: int = SERVER_ERROR) -> RpcError:
+    message = exc.message
+    if isinstance(exc, AuthenticationFailed):
+        message = f"{exc.message}: {exc.fix or BEARER_FIX}"
+    elif exc.fix:
+        message = f"{exc.message}; {exc.fix}"
+    return RpcError(code, message, data=exc.as_dict(), http_status=status)
 
 
 def _read_json(request: HttpRequest):
-    limit = settings.MCP_MAX_BODY_BYTES
-    too_big = RpcError(INVALID_REQUEST, f"the request body is larger than {limit} bytes; send "
-                       "smaller messages (split a large write_episode into several)",
-                       http_status=413)
     try:
-        declared = int(request.META.get("CONTENT_LENGTH") or 0)
-    except ValueError:
-        declared = 0
-    if declared > limit:
-        raise too_big
-    body = request.read(limit + 1)
-    if len(body) > limit:
-        raise too_big
+        body = read_limited(request, request.META)
+    except PayloadTooLarge as exc:
+        raise _transport_fault(exc, 413, INVALID_REQUEST) from None
     content_type = request.content_type or ""
     if content_type.lower() != "application/json":
         raise RpcError(INVALID_REQUEST, "send the JSON-RPC message with `Content-Type: "
-                       f"application/json` (got {content_type or 'none'})", http_status=415)
+                       f"application/json` (got {content_type or 'none'})",
+                       data={"field": "Content-Type"}, http_status=415)
     try:
-        return json.loads(body)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise RpcError(PARSE_ERROR, f"the body is not valid JSON ({exc}); send one JSON-RPC "
-                       "message as a JSON object", http_status=400) from None
+        return parse_json(body)
+    except InvalidBody as exc:
+        raise _transport_fault(exc, 400, PARSE_ERROR) from None
 
 
 def _session_id(request: HttpRequest, *, required: bool) -> str | None:
@@ -114,17 +118,33 @@ def _session_id(request: HttpRequest, *, required: bool) -> str | None:
     if not value and required:
         raise RpcError(SERVER_ERROR, f"the {SESSION_HEADER} header is missing; send initialize "
                        "first and repeat the header it returns on every later request",
-                       http_status=400)
+                       data={"field": SESSION_HEADER}, http_status=400)
     return value or None
 
 
-def _single(request: HttpRequest, principal: Principal, payload, media: str) -> HttpResponse:
-    raw_id = payload.get("id") if isinstance(payload, dict) else None
-    message = parse_message(payload)
-    versions.check_header(request.headers.get("MCP-Protocol-Version"), raw_id)
-    if message.method == "initialize":
-        return _initialize(principal, message, media)
+def _session(request: HttpRequest, principal: Principal, request_id=None) -> McpSession:
+    """The request's live session, spoken at the version it agreed."""
+    header = versions.check_header(request.headers.get(VERSION_HEADER), request_id)
     session = sessions.session_for(principal, _session_id(request, required=True))
+    # A header names the version of this request; a session speaks the one it agreed.
+    # (Requests without a session, as 2026-07-28's stateless ones, carry theirs in _meta.)
+    if header is not None and header != session.protocol_version:
+        raise RpcError(
+            INVALID_REQUEST,
+            f"{VERSION_HEADER} {header} is not the version this session agreed "
+            f"({session.protocol_version}); send {session.protocol_version}, or initialize a "
+            "new session at the version you want",
+            data={"field": VERSION_HEADER, "negotiated": session.protocol_version},
+            http_status=400, request_id=request_id)
+    return session
+
+
+def _single(request: HttpRequest, principal: Principal, payload, media: str) -> HttpResponse:
+    message = parse_message(payload)
+    if message.method == "initialize":
+        versions.check_header(request.headers.get(VERSION_HEADER), message.id)
+        return _initialize(principal, message, media)
+    session = _session(request, principal, message.id)
     if not message.is_request:
         return replies.accepted()
     context = methods.Context(principal=principal, session=session)
@@ -133,16 +153,39 @@ def _single(request: HttpRequest, principal: Principal, payload, media: str) -> 
 
 def _initialize(principal: Principal, message: Message, media: str) -> HttpResponse:
     if not message.is_request:
-        raise RpcError(INVALID_REQUEST, "initialize is a request: give it an id", http_status=400)
+        raise RpcError(INVALID_REQUEST, "initialize is a request: give it an id",
+                       data={"field": "id"}, http_status=400)
     requested = message.params.get("protocolVersion")
     if not isinstance(requested, str):
         raise RpcError(INVALID_PARAMS, "params.protocolVersion is required: the newest MCP "
-                       f"version you speak, e.g. {versions.LATEST}", request_id=message.id)
+                       f"version you speak, e.g. {versions.LATEST}",
+                       data={"field": "params.protocolVersion"}, request_id=message.id)
+    client_info = _client_info(message)
     result = methods.initialize_result(message.params)
     session = sessions.session_open(principal, protocol_version=result["protocolVersion"],
-                                    client_info=message.params.get("clientInfo"))
+                                    client_info=client_info)
     return replies.reply(result_body(message.id, result), media,
                          headers={SESSION_HEADER: session.id})
+
+
+def _client_info(message: Message) -> dict[str, str]:
+    """clientInfo's name and version, kept with the session; refused if they cannot be."""
+    info = message.params.get("clientInfo")
+    if info is None:
+        return {}
+    if not isinstance(info, dict):
+        raise RpcError(INVALID_PARAMS, "params.clientInfo must be an object with name and "
+                       "version", data={"field": "params.clientInfo"}, request_id=message.id)
+    kept = {}
+    for member in ("name", "version"):
+        value = info.get(member, "")
+        problem = ("must be a string" if not isinstance(value, str) else unstorable(value))
+        if problem:
+            raise RpcError(INVALID_PARAMS, f"params.clientInfo.{member} {problem}",
+                           data={"field": f"params.clientInfo.{member}"},
+                           request_id=message.id)
+        kept[member] = value
+    return kept
 
 
 def _answer(context: methods.Context, message: Message) -> dict:
@@ -153,20 +196,42 @@ def _answer(context: methods.Context, message: Message) -> dict:
     except EchoError as exc:  # e.g. a misconfigured self-hosted box
         return error_body(message.id, INTERNAL_ERROR, exc.message)
     except Exception:
-        logger.exception("MCP %s failed", message.method)
-        return error_body(message.id, INTERNAL_ERROR,
-                          "internal error; the request was not completed, try again")
+        reference = secrets.token_hex(6)
+        logger.exception("MCP %s failed (reference %s)", message.method, reference)
+        return error_body(message.id, INTERNAL_ERROR, internal_error_message(reference),
+                          {"reference": reference})
+
+
+def internal_error_message(reference: str) -> str:
+    # Said plainly, without "try again": a fault in the server is not fixed by resending,
+    # and the client's arguments were not the cause (those are refused with their field).
+    return (f"internal error: the server failed while answering this request (reference "
+            f"{reference}, logged for its operator); this is a fault in the server, not in "
+            "the request or its arguments")
 
 
 def _batch(request: HttpRequest, principal: Principal, payload: list, media: str):
     if not payload:
-        raise RpcError(INVALID_REQUEST, "an empty batch holds nothing to do", http_status=400)
-    versions.check_header(request.headers.get("MCP-Protocol-Version"))
-    session = sessions.session_for(principal, _session_id(request, required=True))
+        raise RpcError(INVALID_REQUEST, "an empty batch holds nothing to do",
+                       data={"field": "body"}, http_status=400)
+    session = _session(request, principal)
     if session.protocol_version not in versions.BATCHING:
         raise RpcError(INVALID_REQUEST,
                        f"JSON-RPC batches are not part of MCP {session.protocol_version} (removed "
-                       "in 2025-06-18); send one message per POST", http_status=400)
+                       "in 2025-06-18); send one message per POST", data={"field": "body"},
+                       http_status=400)
+    bound = settings.MCP_MAX_BATCH_MESSAGES
+    if len(payload) > bound:
+        raise RpcError(INVALID_REQUEST, f"a batch of {len(payload)} messages is over the "
+                       f"{bound} this server takes in one POST; send smaller batches",
+                       data={"field": "body", "limit": bound}, http_status=400)
+    # The POST was counted on admission as one request; its other messages count too,
+    # all before any runs, so a batch either fits the key's window whole or runs not at all.
+    if len(payload) > 1:
+        try:
+            admission.count(principal, len(payload) - 1)
+        except RateLimited as exc:
+            raise _transport_fault(exc, 429) from None
     context = methods.Context(principal=principal, session=session)
     answers = []
     for raw in payload:
@@ -177,7 +242,8 @@ def _batch(request: HttpRequest, principal: Principal, payload: list, media: str
             continue
         if message.method == "initialize":
             answers.append(error_body(message.id, INVALID_REQUEST,
-                                      "initialize cannot be part of a batch; send it alone"))
+                                      "initialize cannot be part of a batch; send it alone",
+                                      {"field": "method"}))
         elif message.is_request:
             answers.append(_answer(context, message))
     return replies.reply(answers, media) if answers else replies.accepted()

@@ -10,6 +10,8 @@ from django.db import models
 from django.db.models import Q
 from pgvector.django import HalfVectorField, HnswIndex, VectorField
 
+from memories import limits
+
 EMBEDDING_DIMENSIONS = 384
 MEMORY_NAME_RULE = "1-64 characters: lowercase letters, digits, '-' and '_'"
 memory_name_validator = RegexValidator(
@@ -46,8 +48,8 @@ class Episode(models.Model):
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="episodes")
     partition = models.CharField(max_length=200)
-    session_id = models.CharField(max_length=200, blank=True, default="")
-    project = models.CharField(max_length=200, blank=True, default="")
+    session_id = models.CharField(max_length=limits.LABEL_CHARS, blank=True, default="")
+    project = models.CharField(max_length=limits.LABEL_CHARS, blank=True, default="")
     holder = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL,
                                related_name="+")
     tool = models.CharField(max_length=64)
@@ -60,11 +62,11 @@ class Entity(models.Model):
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="entities")
     partition = models.CharField(max_length=200)
-    name = models.CharField(max_length=500)
-    normalized_name = models.CharField(max_length=500)
+    name = models.CharField(max_length=limits.NAME_CHARS)
+    normalized_name = models.CharField(max_length=limits.NAME_CHARS)
     # Initials of a multi-word name ('nyc' for New York City), to find abbreviations by index.
-    initials = models.CharField(max_length=100, blank=True, default="")
-    type = models.CharField(max_length=100)
+    initials = models.CharField(max_length=limits.INITIALS_CHARS, blank=True, default="")
+    type = models.CharField(max_length=limits.TYPE_CHARS)
     name_embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS, null=True)
     episode = models.ForeignKey(Episode, null=True, on_delete=models.SET_NULL, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
@@ -112,12 +114,12 @@ class Fact(models.Model):
     # partial indexes; every index here is paid twice per fact (insert, then embedding).
     target = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="facts_in",
                                db_index=False)
-    relation_type = models.CharField(max_length=200)
+    relation_type = models.CharField(max_length=limits.RELATION_CHARS)
     fact = models.TextField()
     confidence = models.CharField(max_length=16, choices=Confidence.choices)
     causal_hint = models.CharField(max_length=16, choices=CausalHint.choices, null=True)
-    session_id = models.CharField(max_length=200, blank=True, default="")
-    project = models.CharField(max_length=200, blank=True, default="")
+    session_id = models.CharField(max_length=limits.LABEL_CHARS, blank=True, default="")
+    project = models.CharField(max_length=limits.LABEL_CHARS, blank=True, default="")
     episode = models.ForeignKey(Episode, on_delete=models.CASCADE, related_name="facts")
     # Order within the episode: the indexer embeds a fact with the one before it as context.
     position = models.PositiveIntegerField(default=0)
@@ -228,7 +230,7 @@ class AuditEvent(models.Model):
     partition = models.CharField(max_length=200)
     action = models.CharField(max_length=64)
     object_id = models.CharField(max_length=64, blank=True, default="")
-    session_id = models.CharField(max_length=200, blank=True, default="")
+    session_id = models.CharField(max_length=limits.LABEL_CHARS, blank=True, default="")
     holder_id = models.BigIntegerField(null=True)
     tool = models.CharField(max_length=64, blank=True, default="")
     key_id = models.BigIntegerField(null=True)
@@ -274,5 +276,5 @@ class RecallSave(models.Model):
     reader_key = models.ForeignKey("accounts.ApiKey", null=True, on_delete=models.SET_NULL,
                                    related_name="+")
     note = models.TextField()
-    session_id = models.CharField(max_length=200, blank=True, default="")
+    session_id = models.CharField(max_length=limits.LABEL_CHARS, blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)

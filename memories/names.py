@@ -8,6 +8,8 @@ import unicodedata
 _SPACE = re.compile(r"\s+")
 _WORD = re.compile(r"[^\W_]+")
 MINOR_WORDS = frozenset({"of", "the", "and", "for", "a", "an", "in", "on", "at", "to", "de"})
+# The longest abbreviation compared (as_abbreviation): longer initials can never match one.
+MAX_ABBREVIATION = 8
 
 
 def normalize(name: str) -> str:
@@ -20,12 +22,13 @@ def same_type(a: str, b: str) -> bool:
 
 
 def initials(name: str) -> str:
-    """'New York City' -> 'nyc'; single words have none (they may *be* an abbreviation)."""
+    """'New York City' -> 'nyc'; single words have none (they may *be* an abbreviation),
+    and neither do names of more words than an abbreviation has letters."""
     words = _WORD.findall(normalize(name))
-    return "".join(word[0] for word in words) if len(words) >= 2 else ""
+    return "".join(word[0] for word in words) if 2 <= len(words) <= MAX_ABBREVIATION else ""
 
 
 def as_abbreviation(name: str) -> str:
     """The form an abbreviation is compared in: 'N.Y.C.' -> 'nyc'; '' if it cannot be one."""
     folded = normalize(name).replace(".", "")
-    return folded if 2 <= len(folded) <= 8 and folded.isalnum() else ""
+    return folded if 2 <= len(folded) <= MAX_ABBREVIATION and folded.isalnum() else ""

@@ -17,14 +17,18 @@ from pydantic import (
     ConfigDict,
     Field,
     ValidationError,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
 from pydantic_core import PydanticCustomError
 
 from echomem.errors import ValidationFailed
+from echomem.text import unstorable
+from memories import limits
+from memories.names import normalize, same_type
 
-MAX_FACT_CHARS = 4000
+MAX_FACT_CHARS = limits.FACT_CHARS
 MAX_FACTS_PER_EPISODE = 500
 MAX_ENTITIES_PER_EPISODE = 500
 
@@ -43,17 +47,54 @@ CausalHint = Literal["caused_by", "led_to", "enabled_by", "blocked_by", "contrad
 
 
 def _utc(value: datetime | None) -> datetime | None:
-    """Event times without an offset are taken as UTC, so they compare with everything else."""
-    if value is not None and value.tzinfo is None:
-        return value.replace(tzinfo=UTC)
+    """Event times without an offset are taken as UTC, so they compare with everything else.
+
+    The instant must be readable back: Postgres stores years up to 294276, but Python
+    (and so psycopg) reads only years 1 to 9999 in UTC, and a row it cannot read makes
+    every query that reaches it fail. `9999-12-31T23:59:59-14:00` is year 10000 in UTC.
+    """
+    if value is None:
+        return None
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    try:
+        value.astimezone(UTC)
+    except OverflowError:
+        raise PydanticCustomError(
+            "date_out_of_range",
+            "{value} falls outside years 1 to 9999 once converted to UTC, which this server "
+            "cannot store and read back; send a time inside that range (or omit it)",
+            {"value": value.isoformat()},
+        ) from None
     return value
 
 
 EventTime = Annotated[datetime | None, AfterValidator(_utc)]
 
 
+def _storable(value: Any, where: str = "") -> None:
+    """Refuse text the database cannot hold, in strings, list items and dict keys alike."""
+    if isinstance(value, str):
+        reason = unstorable(value)
+        if reason:
+            raise PydanticCustomError("unstorable_text", where + reason)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            _storable(item, f"item {index} ")
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _storable(key, f"key {key!r} ")
+            _storable(item, f"[{key!r}] ")
+
+
 class _Args(BaseModel):
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+    @field_validator("*")
+    @classmethod
+    def _text_is_storable(cls, value: Any, info: ValidationInfo) -> Any:
+        _storable(value)
+        return value
 
 
 def _text(max_length: int, description: str, min_length: int = 1):
@@ -61,16 +102,31 @@ def _text(max_length: int, description: str, min_length: int = 1):
 
 
 class EntityIn(_Args):
-    name: str = _text(500, "The entity's name, exactly as facts will refer to it.")
-    type: str = _text(100, "Free text: person, service, venue, team, ...")
+    name: str = _text(limits.NAME_CHARS, "The entity's name, exactly as facts will refer to it.")
+    type: str = _text(limits.TYPE_CHARS, "Free text: person, service, venue, team, ...")
+
+    @field_validator("name")
+    @classmethod
+    def _normalized_name_fits(cls, value: str) -> str:
+        length = len(normalize(value))
+        if length > limits.NAME_CHARS:
+            raise PydanticCustomError(
+                "name_too_long_normalized",
+                "becomes {length} characters once normalized for matching (Unicode NFKC and "
+                "case folding expand some characters, e.g. 'ß' to 'ss'); the limit is "
+                "{limit}: shorten the name",
+                {"length": length, "limit": limits.NAME_CHARS},
+            )
+        return value
 
 
 class FactIn(_Args):
-    source: str = _text(500, "Must equal one of `entities[].name` exactly.")
-    target: str = _text(500, "Must equal one of `entities[].name` exactly.")
+    source: str = _text(limits.NAME_CHARS, "Must equal one of `entities[].name` exactly.")
+    target: str = _text(limits.NAME_CHARS, "Must equal one of `entities[].name` exactly.")
     relation_type: str = _text(
-        200, "The edge label, e.g. works_at. (source, target, relation_type) identifies the "
-             "edge: writing it again replaces (supersedes) the previous fact.")
+        limits.RELATION_CHARS,
+        "The edge label, e.g. works_at. (source, target, relation_type) identifies the "
+        "edge: writing it again replaces (supersedes) the previous fact.")
     fact: str = Field(min_length=1, description="One sentence stating the fact "
                                                 f"(at most {MAX_FACT_CHARS} characters).")
     confidence: Confidence = Field(description="`extracted`: stated in the source. "
@@ -113,10 +169,12 @@ class WriteEpisodeArgs(_Args):
     """Record what happened: the entities and facts you extracted from one conversation."""
 
     scope: Scope
-    session_id: str = Field(default="", max_length=200,
+    session_id: str = Field(default="", max_length=limits.LABEL_CHARS,
                             description="Your id for the conversation or run (audited).")
-    entities: list[EntityIn] = Field(max_length=MAX_ENTITIES_PER_EPISODE,
-                                     description="Every entity the facts mention.")
+    entities: list[EntityIn] = Field(
+        max_length=MAX_ENTITIES_PER_EPISODE,
+        description="Every entity the facts mention. Listing one twice (the same name after "
+                    "normalization, the same type) lists it once.")
     facts: list[FactIn] = Field(default_factory=list, max_length=MAX_FACTS_PER_EPISODE)
     entity_resolutions: dict[str, str] = Field(
         default_factory=dict,
@@ -127,25 +185,21 @@ class WriteEpisodeArgs(_Args):
         description="Every entity here is new to the graph; skips the similar-name check. "
                     "An exact existing name still resolves to its node.")
     memory: MemoryName
-    project: str = Field(default="", max_length=200, description="Optional label.")
+    project: str = Field(default="", max_length=limits.LABEL_CHARS, description="Optional label.")
 
     @model_validator(mode="after")
     def _consistent(self) -> WriteEpisodeArgs:
-        types: dict[str, str] = {}
-        for index, entity in enumerate(self.entities):
-            known = types.setdefault(entity.name, entity.type)
-            if known != entity.type:
-                raise _error(f"entities[{index}]",
-                             f"{entity.name!r} is listed twice with types {known!r} and "
-                             f"{entity.type!r}; list each entity once")
+        aliases = self._merge_repeated_entities()
         for index, fact in enumerate(self.facts):
             for end in ("source", "target"):
                 name = getattr(fact, end)
-                if name not in types:
+                if name not in aliases:
                     raise _error(f"facts[{index}].{end}",
                                  f"{name!r} is not among entities[].name; add "
                                  f"{{\"name\": {name!r}, \"type\": ...}} to entities or use "
                                  "the exact spelling listed there")
+                setattr(fact, end, aliases[name])
+        self._merge_resolutions(aliases)
         seen: dict[tuple[str, str, str], int] = {}
         for index, fact in enumerate(self.facts):
             key = (fact.source, fact.target, fact.relation_type)
@@ -157,7 +211,7 @@ class WriteEpisodeArgs(_Args):
                              "or entity")
             seen[key] = index
         for name, choice in self.entity_resolutions.items():
-            if name not in types:
+            if name not in aliases:
                 raise _error(f"entity_resolutions[{name!r}]",
                              f"{name!r} is not among entities[].name; resolve only names "
                              "this episode lists")
@@ -169,6 +223,50 @@ class WriteEpisodeArgs(_Args):
                                  f"{choice!r} is neither \"new\" nor an entity id; use an id "
                                  "from ambiguous_entities[].candidates or \"new\"") from None
         return self
+
+    def _merge_repeated_entities(self) -> dict[str, str]:
+        """Keep the first listing of each entity; map every listed spelling to it.
+
+        Two listings that normalize to one name are one entity when their types agree
+        (a model repeating itself); with different types they cannot both be stored
+        under one name, so the call is refused with both positions.
+        """
+        first: dict[str, int] = {}
+        aliases: dict[str, str] = {}
+        kept: list[EntityIn] = []
+        for index, entity in enumerate(self.entities):
+            key = normalize(entity.name)
+            if key in first:
+                earlier = self.entities[first[key]]
+                if not same_type(earlier.type, entity.type):
+                    spelled = (f"{entity.name!r} is listed twice" if earlier.name == entity.name
+                               else f"{earlier.name!r} and {entity.name!r} are one name once "
+                                    "normalized, listed")
+                    raise _error(
+                        f"entities[{index}]",
+                        f"{spelled} as entities[{first[key]}] and entities[{index}] with types "
+                        f"{earlier.type!r} and {entity.type!r}; list the entity once with one "
+                        "type, or give different things different names")
+                aliases[entity.name] = earlier.name
+                continue
+            first[key] = index
+            aliases[entity.name] = entity.name
+            kept.append(entity)
+        self.entities = kept
+        return aliases
+
+    def _merge_resolutions(self, aliases: dict[str, str]) -> None:
+        merged: dict[str, str] = {}
+        for name, choice in self.entity_resolutions.items():
+            if name not in aliases:
+                continue  # refused below, with the name as given
+            canonical = aliases[name]
+            if merged.setdefault(canonical, choice) != choice:
+                raise _error(f"entity_resolutions[{name!r}]",
+                             f"{name!r} and {canonical!r} are one entity in this episode but "
+                             "are resolved differently; give one resolution")
+        unknown = {n: c for n, c in self.entity_resolutions.items() if n not in aliases}
+        self.entity_resolutions = {**merged, **unknown}
 
 
 class QueryMemoryArgs(_Args):
@@ -198,7 +296,7 @@ class TraceCauseArgs(_Args):
     """Why something happened: chains of recorded causal links, nearest cause first."""
 
     scope: Scope
-    subject: str = Field(min_length=1, max_length=500,
+    subject: str = Field(min_length=1, max_length=limits.NAME_CHARS,
                          description="The thing to trace from (an entity name).")
     direction: Literal["upstream", "downstream", "both"] = Field(
         default="both", description="upstream: its causes; downstream: its effects.")
@@ -213,7 +311,7 @@ class RecordRecallSaveArgs(_Args):
     fact_id: uuid.UUID = Field(description="The fact_id from a query_memory result.")
     note: str = Field(min_length=1, max_length=2000,
                       description="What it saved, in a sentence.")
-    session_id: str = Field(default="", max_length=200)
+    session_id: str = Field(default="", max_length=limits.LABEL_CHARS)
     memory: MemoryName
 
 
@@ -266,6 +364,8 @@ def _describe(error: dict[str, Any]) -> str:
         return f"{where}: unknown argument; remove it (check the spelling against the schema)"
     if kind == "missing":
         return f"{where}: required; add it"
+    if kind == "string_unicode":  # pydantic's own refusal of a lone surrogate
+        return f"{where}: {unstorable(error['input']) or 'is not valid Unicode'}"
     given = error.get("input")
     shown = ""
     if (isinstance(given, str) and len(given) <= 60) or isinstance(given, int | float | bool):

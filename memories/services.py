@@ -207,6 +207,7 @@ def _plan_facts(
 ) -> _Plan:
     """Sort facts into new, superseding and unchanged, locking the live edges they touch."""
     keyed = [(i, f) for i, f in enumerate(facts) if f.source in nodes and f.target in nodes]
+    _refuse_shared_keys(keyed, nodes)
     live: dict[tuple[uuid.UUID, uuid.UUID, str], EdgeRow] = {}
     if keyed:
         sources = [nodes[f.source].pk for _, f in keyed]
@@ -236,6 +237,27 @@ def _plan_facts(
         else:
             plan.superseding.append((index, fact_in, old))
     return plan
+
+
+def _refuse_shared_keys(keyed: list[tuple[int, FactIn]], nodes: dict[str, Node]) -> None:
+    """Two names resolved to one node can give two facts one edge key; refuse, naming both.
+
+    The arguments already refuse two facts with one key as written; this catches keys
+    that meet only once names are resolved (an `entity_resolutions` id, a spelling that
+    normalizes to an existing node).
+    """
+    seen: dict[tuple[uuid.UUID, uuid.UUID, str], int] = {}
+    for index, fact in keyed:
+        key = (nodes[fact.source].pk, nodes[fact.target].pk, fact.relation_type)
+        if key in seen:
+            other = seen[key]
+            raise ValidationFailed(
+                f"facts[{other}] and facts[{index}] are one edge once names are resolved: "
+                f"their sources and targets are the same entities and both are "
+                f"{fact.relation_type!r}", field=f"facts[{index}]",
+                fix="merge the two facts into one, or give one a distinguishing relation_type",
+            )
+        seen[key] = index
 
 
 def _lock_keys(memory: Memory, partition: str, keys) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 
 import pytest
@@ -56,3 +57,34 @@ def charlie(db) -> Actor:
     account = account_create(owner=user, name="Charlie's shop")
     key, plaintext = api_key_create(account=account, holder=user, name="cli", tool="cursor")
     return Actor(user, account, key, plaintext)
+
+
+class _TracebackCatcher(logging.Handler):
+    """Every log record that carries a traceback: a request that failed inside the server."""
+
+    def __init__(self) -> None:
+        super().__init__(level=logging.ERROR)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.exc_info:
+            self.records.append(record)
+
+
+@pytest.fixture(autouse=True)
+def no_server_tracebacks(request):
+    """Fail a test whose requests logged a traceback, unless it injects the fault itself.
+
+    A fault the server answers politely (-32603, a JSON 500) is still a bug when bad
+    input caused it; the log is where it shows.
+    """
+    catcher = _TracebackCatcher()
+    root = logging.getLogger()
+    root.addHandler(catcher)
+    try:
+        yield catcher
+    finally:
+        root.removeHandler(catcher)
+    if catcher.records and not request.node.get_closest_marker("injects_server_fault"):
+        shown = "\n".join(f"{r.name}: {r.getMessage()}" for r in catcher.records)
+        pytest.fail(f"the server logged {len(catcher.records)} traceback(s):\n{shown}")

@@ -244,7 +244,7 @@ def test_an_unknown_method_is_method_not_found(mcp_for, alice):
 
 
 def test_an_oversized_body_is_413_with_a_json_rpc_error(mcp_for, alice, settings):
-    settings.MCP_MAX_BODY_BYTES = 1024 * 1024
+    settings.MAX_BODY_BYTES = 1024 * 1024
     session = mcp_for(alice)
     huge = {"jsonrpc": "2.0", "id": 5, "method": "tools/call",
             "params": {"name": "query_memory", "arguments": {"query": "x" * (1024 * 1024)}}}

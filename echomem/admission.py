@@ -1,0 +1,77 @@
+"""Who may make a request: the same gates at both doors (/mcp and /api/v1), in one order.
+
+Origin (a browser page that is not ours), then the key, then the rate limit. A request
+without a usable key is counted against its client address before it is refused, so a
+flood of bad keys is limited without touching any key's budget; a request with a key
+counts against that key's window, whatever follows.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+
+from django.conf import settings
+
+from accounts.principal import Principal, principal_from_authorization
+from echomem.errors import AuthenticationFailed, RateLimited
+from echomem.origins import check_origin
+from mcp_gateway import ratelimit
+
+
+def admit(request) -> Principal:
+    """The caller's Principal, counted once; raises Forbidden, AuthenticationFailed or
+    RateLimited (each edge maps them to its own error shape)."""
+    check_origin(request.headers.get("Origin"))
+    address = client_address(request.META)
+    try:
+        principal = principal_from_authorization(request.headers.get("Authorization"),
+                                                 client_address=address)
+    except AuthenticationFailed:
+        decision = ratelimit.count_unauthenticated(_address_bucket(address))
+        if not decision.allowed:
+            raise RateLimited(
+                f"too many requests without a valid key from {address}: "
+                f"{decision.limit} a minute are answered; wait {decision.retry_after} seconds",
+                retry_after=decision.retry_after, limit=decision.limit,
+                window_seconds=settings.RATE_LIMIT_WINDOW_SECONDS, field="Authorization",
+                fix="send a valid key (`Authorization: Bearer em_...`)") from None
+        raise
+    count(principal)
+    return principal
+
+
+def count(principal: Principal, requests: int = 1) -> None:
+    """Count `requests` more against the key's window, all or none; RateLimited if they
+    do not fit (a JSON-RPC batch counts each of its messages)."""
+    decision = ratelimit.count_request(principal.identity, cost=requests)
+    if not decision.allowed:
+        what = "request" if requests == 1 else f"batch of {requests} more messages"
+        raise RateLimited(
+            f"rate limit reached: {decision.limit} requests a minute per key, every request "
+            f"counted (initialize, notifications and each message of a batch too); this {what} "
+            f"fits in {decision.retry_after} seconds", retry_after=decision.retry_after,
+            limit=decision.limit, window_seconds=settings.RATE_LIMIT_WINDOW_SECONDS,
+            fix=f"wait {decision.retry_after} seconds (the Retry-After header) and send again; "
+                "keep one session per worker rather than reconnecting for each call")
+
+
+def client_address(meta: dict) -> str:
+    """The peer address, or with ECHO_MEMORY_TRUSTED_PROXY_HOPS the one the proxies saw."""
+    peer = meta.get("REMOTE_ADDR") or ""
+    hops = settings.TRUSTED_PROXY_HOPS
+    if hops <= 0:
+        return peer
+    forwarded = [part.strip() for part in (meta.get("HTTP_X_FORWARDED_FOR") or "").split(",")]
+    forwarded = [part for part in forwarded if part]
+    return forwarded[-hops] if len(forwarded) >= hops else (forwarded[0] if forwarded else peer)
+
+
+def _address_bucket(address: str) -> str:
+    """IPv6 clients are counted per /64: one host commonly holds a whole /64."""
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return address or "unknown"
+    if ip.version == 6 and not ip.is_loopback:
+        return str(ipaddress.ip_network(f"{ip}/64", strict=False))
+    return str(ip)

@@ -1,0 +1,13 @@
+"""What the graph's columns hold, declared once for the models and the argument schemas.
+
+Argument schemas check text against these after normalization too (an entity's
+normalized name can be longer than the name: 'ß' -> 'ss'), so nothing that passes
+validation can overflow a column.
+"""
+
+NAME_CHARS = 500        # Entity.name and Entity.normalized_name
+TYPE_CHARS = 100        # Entity.type
+RELATION_CHARS = 200    # Fact.relation_type
+LABEL_CHARS = 200       # session_id, project
+FACT_CHARS = 4000       # a fact is a sentence; the column is text, the limit is ours
+INITIALS_CHARS = 100    # Entity.initials (memories/names.py keeps it far shorter)
