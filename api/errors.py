@@ -6,6 +6,7 @@ import logging
 import secrets
 
 from django.http import JsonResponse
+from django.views.decorators.csrf import csrf_exempt
 from rest_framework import exceptions
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
@@ -66,6 +67,7 @@ def internal_error(reference: str) -> dict[str, str]:
                        "the server, not in the request or its arguments"}
 
 
+@csrf_exempt
 def not_found(request, *args, **kwargs) -> JsonResponse:
     """Unknown paths under /api/v1 answer in the API's shape, not with an HTML page."""
     return JsonResponse({"error": {

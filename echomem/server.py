@@ -12,11 +12,16 @@ import os
 import socket
 from pathlib import Path
 
+from gunicorn import util as gunicorn_util
 from gunicorn.app.base import BaseApplication
+from gunicorn.workers.gthread import ThreadWorker
 
 from echomem.errors import ConfigurationError
 
 SERVER_FILE = "server.json"
+# Any header a client of ours sends fits (gunicorn's default is 8 KB); a longer one is
+# answered by the application, which names it, instead of by gunicorn's parser.
+HEADER_FIELD_BYTES = 32 * 1024
 
 
 def check_port_free(host: str, port: int) -> None:
@@ -57,7 +62,6 @@ def serve(*, home: Path, host: str, port: int, workers: int, threads: int) -> No
         "bind": f"[{host}]:{port}" if ":" in host else f"{host}:{port}",
         "workers": workers,
         "threads": threads,
-        "worker_class": "gthread",
         "timeout": 60,
         "graceful_timeout": 10,
         "keepalive": 5,
@@ -66,8 +70,36 @@ def serve(*, home: Path, host: str, port: int, workers: int, threads: int) -> No
         "loglevel": "info",
         "proc_name": "echo-memory",
         "control_socket_disable": True,
+        "limit_request_field_size": HEADER_FIELD_BYTES,
+        "worker_class": "echomem.server.JsonErrorWorker",
         "post_worker_init": _start_worker_services,
     }).run()
+
+
+def _json_error(sock, status_int: int, reason: str, mesg: str) -> None:
+    """gunicorn's refusals of a malformed request (before Django sees it), as JSON.
+
+    The path is unknown at that point (the request line may be what failed), so the body
+    is a JSON-RPC error, which REST clients can read too: error.message says why.
+    """
+    body = json.dumps({"jsonrpc": "2.0", "id": None, "error": {
+        "code": -32600, "message": f"{reason}: {mesg or 'the HTTP request is malformed'}; send "
+                                   "a well-formed HTTP/1.1 request with headers under "
+                                   f"{HEADER_FIELD_BYTES} bytes each",
+        "data": {"field": "request", "status": status_int}}})
+    head = (f"HTTP/1.1 {status_int} {reason}\r\nConnection: close\r\n"
+            f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n")
+    gunicorn_util.write_nonblock(sock, (head + body).encode("latin-1", "replace"))
+
+
+class JsonErrorWorker(ThreadWorker):
+    """gunicorn's threaded worker, answering its own refusals in JSON instead of HTML."""
+
+    def init_process(self) -> None:
+        # gunicorn writes those pages through this one function; in our own worker
+        # process, it writes ours.
+        gunicorn_util.write_error = _json_error
+        super().init_process()
 
 
 def _start_worker_services(worker) -> None:
