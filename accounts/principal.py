@@ -21,8 +21,10 @@ BEARER_FIX = "send the header `Authorization: Bearer em_...` with a key from you
 
 @dataclass(frozen=True)
 class Principal:
+    """Who acts. `holder_id` is None only for the server's own maintenance (repairs)."""
+
     account_id: int
-    holder_id: int
+    holder_id: int | None
     tool: str
     key_id: int | None = None
     default_memory_id: int | None = None

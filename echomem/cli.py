@@ -12,7 +12,7 @@ from typing import Any
 import click
 
 from echomem.db import maintenance_process
-from echomem.errors import ConfigurationError
+from echomem.errors import ConfigurationError, EchoError
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
@@ -25,14 +25,15 @@ port_option = click.option("--port", default=DEFAULT_PORT, show_default=True,
 
 
 def _clean_errors(command: Callable[..., Any]) -> Callable[..., Any]:
-    """A configuration problem is one sentence on stderr and exit code 2, never a traceback."""
+    """A problem the user can fix is one sentence on stderr and exit code 2, never a traceback."""
 
     @wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return command(*args, **kwargs)
-        except ConfigurationError as exc:
-            click.echo(f"echo-memory: {exc.message}", err=True)
+        except EchoError as exc:
+            fix = f"; {exc.fix}" if exc.fix else ""
+            click.echo(f"echo-memory: {exc.message}{fix}", err=True)
             sys.exit(2)
 
     return wrapper
@@ -240,6 +241,68 @@ def index() -> None:
     with tqdm(total=waiting, unit="fact", desc="indexing", disable=not waiting) as bar:
         done = index_pending(progress=bar.update)
     click.echo(f"indexed {done} fact(s)")
+
+
+@main.group()
+def repair() -> None:
+    """Repair stored data the server can no longer read back."""
+
+
+@repair.command(name="dates")
+@click.option("--account", "account_id", type=int, help="Only this account (its id).")
+@click.option("--dry-run", is_flag=True, help="Report what would be repaired; change nothing.")
+@_clean_errors
+def repair_dates(account_id: int | None, dry_run: bool) -> None:
+    """Clear unreadable fact dates (outside years 1..9999 UTC), which break every read.
+
+    Only the unreadable date becomes null; the fact, its other date and the rest stay.
+    Each repaired fact gets one audit event (`fact.date_repaired`, with the old value).
+    Safe to run while the server is up, and again: a second run finds nothing.
+    """
+    maintenance_process()
+    _prepare()
+    from memories.repair import repair_unreadable_dates
+
+    repairs = repair_unreadable_dates(account_id=account_id, dry_run=dry_run)
+    verb = "would repair" if dry_run else "repaired"
+    for done in repairs:
+        click.echo(f"account {done.account_id} ({done.account_name}): "
+                   f"{verb} {len(done.facts)} fact(s)")
+        for fact in done.facts:
+            dates = ", ".join(f"{name} {value}" for name, value in fact.before.items())
+            click.echo(f"  fact {fact.fact_id} in {fact.memory_name} ({fact.partition}): "
+                       f"{dates} -> null")
+    total = sum(len(done.facts) for done in repairs)
+    click.echo(f"total: {verb} {total} fact(s) in {len(repairs)} account(s)")
+
+
+@main.group()
+def audit() -> None:
+    """Check the hash-chained audit log."""
+
+
+@audit.command(name="verify")
+@click.option("--account", "account_id", type=int, help="Only this account (its id).")
+@_clean_errors
+def audit_verify_command(account_id: int | None) -> None:
+    """Verify every account's audit chain (or one); exit 1 if any chain is broken."""
+    maintenance_process()
+    _prepare()
+    from tqdm import tqdm
+
+    from memories.repair import audit_verify_accounts
+
+    def track(accounts: list) -> Any:
+        return tqdm(accounts, unit="account", desc="verifying", disable=len(accounts) < 2)
+
+    chains = audit_verify_accounts(account_id, track=track)
+    for chain in chains:
+        state = "ok" if chain.ok else f"BROKEN at seq {chain.broken_seq}"
+        click.echo(f"account {chain.account_id} ({chain.account_name}): {state}")
+    broken = sum(not chain.ok for chain in chains)
+    click.echo(f"{len(chains) - broken} of {len(chains)} chain(s) intact")
+    if broken:
+        sys.exit(1)
 
 
 @main.command()
