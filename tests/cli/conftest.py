@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -17,6 +18,15 @@ ECHO_MEMORY = str(Path(sys.executable).parent / "echo-memory")
 TEST_ONLY = ("DJANGO_SETTINGS_MODULE", "ECHO_MEMORY_EMBEDDED_DATABASE_URL", "SECRET_KEY",
              "DATABASE_URL", "ECHO_MEMORY_HOME", "REDIS_URL", "CELERY_BROKER_URL",
              "ECHO_MEMORY_USER_ID", "ECHO_MEMORY_PORT", "ECHO_MEMORY_HOST")
+
+
+# A traceback, from its header to the exception line (the first unindented line after it).
+TRACEBACK = re.compile(r"^Traceback \(most recent call last\):\n(?:[ \t].*\n|\n)*.*$", re.M)
+
+
+def server_tracebacks(log: str) -> list[str]:
+    """Every traceback in a server's output: each one is a request (or a thread) that raised."""
+    return TRACEBACK.findall(log)
 
 
 def cli_env(home: Path | str, **extra: str) -> dict[str, str]:
@@ -70,13 +80,21 @@ class Server:
 
 @pytest.fixture
 def servers():
-    started: list[Server] = []
+    """Start `echo-memory` processes; each is stopped at the end of the test, and the test
+    fails if one logged a traceback. A test that injects faults on purpose passes
+    `tracebacks_expected=True` for the server it breaks."""
+    started: list[tuple[Server, bool]] = []
 
-    def start(args: list[str], env: dict[str, str], log: Path) -> Server:
+    def start(args: list[str], env: dict[str, str], log: Path, *,
+              tracebacks_expected: bool = False) -> Server:
         server = Server(args, env, log)
-        started.append(server)
+        started.append((server, tracebacks_expected))
         return server
 
     yield start
-    for server in started:
+    for server, _ in started:
         server.stop()
+    logged = [f"{server.log}:\n" + "\n".join(found) for server, expected in started
+              if not expected and (found := server_tracebacks(server.output()))]
+    assert not logged, ("a server this test started logged a traceback (a test that injects "
+                        "faults passes tracebacks_expected=True):\n" + "\n".join(logged))

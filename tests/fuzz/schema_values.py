@@ -1,0 +1,661 @@
+"""A tool's arguments from its JSON Schema, and hostile mutations of them (Hypothesis strategies).
+
+A case is a base (values the schema admits) plus one mutation at one path: a wrong
+type, a hostile string (NUL, lone surrogates, confusables, invisible characters,
+oversized), a huge or negative number, an extreme date, a duplicated or oversized
+list, a removed or unknown member. The mutation says which argument paths a refusal
+may name (`acceptable`): its own path, and the paths that held the value it replaced
+(renaming `entities[0].name` breaks `facts[2].source`, which named it).
+
+hypothesis-jsonschema does not run on the pinned Hypothesis (its object strategy uses
+an internal API Hypothesis has since reshaped), and pydantic emits a small subset of
+JSON Schema, so this module covers that subset and refuses any other keyword by name:
+a tool whose schema needs more makes the suite fail until the keyword is handled here.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from hypothesis import strategies as st
+
+ANNOTATIONS = {"title", "description", "default", "examples", "deprecated", "readOnly",
+               "writeOnly", "$comment"}
+HANDLED = ANNOTATIONS | {
+    "type", "enum", "const", "anyOf", "oneOf", "properties", "required", "additionalProperties",
+    "items", "minItems", "maxItems", "uniqueItems", "minLength", "maxLength", "pattern",
+    "format", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
+}
+# Strings a base uses: readable, so similar names (and so entity resolution) really happen.
+WORDS = ["default", "Ada", "Lisbon", "billing", "Billing", "retry policy", "Postgres", "Team Blue",
+         "Ines", "ines", "api gateway", "API Gateway", "works_at", "owns", "caused", "note"]
+# How large a generated oversized string may be: well under the 1 MiB body limit.
+BIG = 200_000
+
+
+class UnsupportedSchema(AssertionError):
+    """A schema keyword this generator does not model; extend it rather than skip the tool."""
+
+
+@dataclass(frozen=True)
+class PoolRef:
+    """An id the server issued earlier in the run, resolved when the case is sent."""
+
+    index: int
+
+
+@dataclass(frozen=True)
+class Step:
+    kind: str  # "prop" (a declared member), "key" (a key of a free-form map), "index"
+    part: Any
+
+
+Path = tuple[Step, ...]
+
+
+def render(path: Path) -> str:
+    """The product's spelling of a path: `facts[0].valid_at`, `entity_resolutions['X']`."""
+    out = ""
+    for step in path:
+        if step.kind == "index":
+            out += f"[{step.part}]"
+        elif step.kind == "key":
+            out += f"[{step.part!r}]"
+        else:
+            out += f".{step.part}" if out else str(step.part)
+    return out
+
+
+@dataclass
+class Mutation:
+    kind: str
+    path: Path
+    description: str
+    # Refusals must name one of these, or a prefix or an extension of one.
+    acceptable: list[str] = field(default_factory=list)
+    # False when the mutated arguments may be refused for a rule JSON Schema cannot state
+    # (a valid value swapped in, an optional member removed): then any real field will do.
+    strict: bool = True
+    # True when the change makes the body itself unacceptable (nested past any sane depth,
+    # NaN or Infinity, which are not JSON): then the refusal may name `body`.
+    body_level: bool = False
+
+
+@dataclass
+class Case:
+    base: Any
+    mutated: Any
+    mutation: Mutation
+
+    def __repr__(self) -> str:  # the failure report notes the arguments themselves
+        return f"<{self.mutation.kind}: {self.mutation.description}>"
+
+
+# ---------------------------------------------------------------------------- schemas
+
+
+def check_supported(schema: dict[str, Any], where: str = "") -> None:
+    """Fail loudly on a keyword this module would silently ignore."""
+    unknown = set(schema) - HANDLED
+    if unknown:
+        raise UnsupportedSchema(f"schema at {where or 'the root'} uses {sorted(unknown)}; "
+                                "teach tests/fuzz/schema_values.py to generate it")
+    for branch in schema.get("anyOf", []) + schema.get("oneOf", []):
+        check_supported(branch, where)
+    for name, sub in schema.get("properties", {}).items():
+        check_supported(sub, f"{where}.{name}" if where else name)
+    if isinstance(schema.get("items"), dict):
+        check_supported(schema["items"], f"{where}[]")
+    if isinstance(schema.get("additionalProperties"), dict):
+        check_supported(schema["additionalProperties"], f"{where}[*]")
+
+
+def types_of(schema: dict[str, Any]) -> set[str]:
+    if "anyOf" in schema or "oneOf" in schema:
+        return set().union(*(types_of(b) for b in schema.get("anyOf", schema.get("oneOf", []))))
+    if "enum" in schema:
+        return {json_type(v) for v in schema["enum"]}
+    if "const" in schema:
+        return {json_type(schema["const"])}
+    kind = schema.get("type")
+    if kind is None:
+        return {"null", "boolean", "integer", "number", "string", "array", "object"}
+    return set(kind) if isinstance(kind, list) else {kind}
+
+
+def json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str | PoolRef):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object"
+
+
+def branch_for(schema: dict[str, Any], value: Any) -> dict[str, Any]:
+    """The anyOf branch that describes `value` (a datetime string, not the null branch)."""
+    branches = schema.get("anyOf") or schema.get("oneOf")
+    if not branches:
+        return schema
+    kind = json_type(value)
+    for branch in branches:
+        if kind in types_of(branch) or (kind == "integer" and "number" in types_of(branch)):
+            return branch_for(branch, value)
+    return branches[0]
+
+
+def schema_paths(schema: dict[str, Any], prefix: str = "") -> Iterator[str]:
+    """Every argument path the schema declares, lists as `[]` and free-form keys as `[*]`."""
+    for branch in schema.get("anyOf", []) + schema.get("oneOf", []):
+        yield from schema_paths(branch, prefix)
+    for name, sub in schema.get("properties", {}).items():
+        path = f"{prefix}.{name}" if prefix else name
+        yield path
+        yield from schema_paths(sub, path)
+    if isinstance(schema.get("items"), dict):
+        yield f"{prefix}[]"
+        yield from schema_paths(schema["items"], f"{prefix}[]")
+    if isinstance(schema.get("additionalProperties"), dict):
+        yield f"{prefix}[*]"
+        yield from schema_paths(schema["additionalProperties"], f"{prefix}[*]")
+
+
+_INDEX = re.compile(r"\[\d+\]")
+_KEY = re.compile(r"""\[(?:'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")\]""", re.S)
+
+
+def shape(path: str) -> str:
+    """A rendered path with its indexes and keys blanked, to compare with schema_paths."""
+    return _INDEX.sub("[]", _KEY.sub("[*]", path))
+
+
+def value_paths(value: Any, path: Path = ()) -> Iterator[tuple[Path, Any]]:
+    """Every node of an arguments value with its path (map keys as their own nodes)."""
+    yield path, value
+    if isinstance(value, dict):
+        for key, sub in value.items():
+            yield from value_paths(sub, (*path, Step("prop", key)))
+    elif isinstance(value, list):
+        for index, sub in enumerate(value):
+            yield from value_paths(sub, (*path, Step("index", index)))
+
+
+def rendered_paths(value: Any) -> Iterator[str]:
+    for path, node in value_paths(value):
+        yield render(path)
+        if isinstance(node, dict):
+            yield from (render((*path, Step("key", k))) for k in node)
+
+
+def field_matches(reported: str, acceptable: str) -> bool:
+    """Equal, or one is a path prefix of the other (`facts[0]` vs `facts[0].source`)."""
+    if reported == acceptable:
+        return True
+    longer, shorter = (reported, acceptable) if len(reported) > len(acceptable) \
+        else (acceptable, reported)
+    return bool(shorter) and longer.startswith(shorter) and longer[len(shorter)] in ".["
+
+
+# ------------------------------------------------------------------- valid values
+
+
+def words(min_size: int = 1, max_size: int = 40) -> st.SearchStrategy[str]:
+    """Readable strings that survive whitespace stripping, within the length bounds."""
+    simple = st.from_regex(r"[A-Za-z0-9]([A-Za-z0-9 _.-]{0,18}[A-Za-z0-9])?", fullmatch=True)
+    unicode = st.text(alphabet=st.characters(categories=("L", "N"), exclude_characters="\x00"),
+                      min_size=1, max_size=12)
+    text = st.one_of(st.sampled_from(WORDS), simple, unicode)
+    return text.filter(lambda s: min_size <= len(s) <= max_size)
+
+
+def datetimes_iso() -> st.SearchStrategy[str]:
+    moment = st.datetimes(min_value=datetime(1970, 1, 1), max_value=datetime(2100, 1, 1))
+    offset = st.sampled_from(["", "Z", "+00:00", "+05:30", "-08:00", "+14:00", "-12:00"])
+    return st.builds(lambda d, z: d.isoformat() + z, moment, offset)
+
+
+def uuids() -> st.SearchStrategy[Any]:
+    """A fresh id, or one the server handed out earlier (so lookups also succeed)."""
+    return st.one_of(st.uuids().map(str), st.integers(0, 1 << 16).map(PoolRef))
+
+
+def valid(schema: dict[str, Any]) -> st.SearchStrategy[Any]:
+    """Values the schema admits (JSON Schema cannot say everything the tool requires)."""
+    if "const" in schema:
+        return st.just(schema["const"])
+    if "enum" in schema:
+        return st.sampled_from(schema["enum"])
+    branches = schema.get("anyOf") or schema.get("oneOf")
+    if branches:
+        return st.one_of([valid(b) for b in branches])
+    kinds = sorted(types_of(schema))
+    if len(kinds) > 1:
+        return st.one_of([valid({**schema, "type": k}) for k in kinds])
+    kind = kinds[0]
+    if kind == "null":
+        return st.none()
+    if kind == "boolean":
+        return st.booleans()
+    if kind in ("integer", "number"):
+        low, high = schema.get("minimum"), schema.get("maximum")
+        if "exclusiveMinimum" in schema:
+            low = schema["exclusiveMinimum"] + (1 if kind == "integer" else 1e-9)
+        if "exclusiveMaximum" in schema:
+            high = schema["exclusiveMaximum"] - (1 if kind == "integer" else 1e-9)
+        low = -1000 if low is None else low
+        high = low + 1000 if high is None else high
+        if kind == "integer":
+            return st.integers(int(low), int(high))
+        return st.floats(low, high, allow_nan=False, allow_infinity=False)
+    if kind == "string":
+        fmt = schema.get("format")
+        if fmt == "date-time":
+            return datetimes_iso()
+        if fmt == "uuid":
+            return uuids()
+        if fmt is not None:
+            raise UnsupportedSchema(f"string format {fmt!r}")
+        low, high = schema.get("minLength", 0), min(schema.get("maxLength", 40), 40)
+        if "pattern" in schema:
+            return st.from_regex(schema["pattern"], fullmatch=True).filter(
+                lambda s: low <= len(s) <= schema.get("maxLength", len(s)))
+        base = words(max(low, 1), high)
+        return base if low else st.one_of(st.just(""), base)
+    if kind == "array":
+        items = schema.get("items", {})
+        low, high = schema.get("minItems", 0), min(schema.get("maxItems", 4), 4)
+        # Mostly non-empty: an empty list of entities stores nothing worth checking.
+        return st.sampled_from([1, 1, 1, 0]).flatmap(lambda least: st.lists(
+            valid(items), min_size=max(low, min(least, high)), max_size=max(low, high),
+            unique_by=_freeze if schema.get("uniqueItems") else None))
+    if kind == "object":
+        return _objects(schema)
+    raise UnsupportedSchema(f"type {kind!r}")
+
+
+def _objects(schema: dict[str, Any]) -> st.SearchStrategy[dict[str, Any]]:
+    properties = schema.get("properties", {})
+    required = set(schema.get("required", []))
+    extra = schema.get("additionalProperties", True)
+
+    @st.composite
+    def build(draw) -> dict[str, Any]:
+        out = {}
+        for name, sub in properties.items():
+            if name in required or draw(st.booleans()):
+                out[name] = draw(valid(sub))
+        if isinstance(extra, dict):
+            for key in draw(st.lists(words(1, 20), max_size=3, unique=True)):
+                out.setdefault(key, draw(valid(extra)))
+        return out
+
+    return build()
+
+
+def _freeze(value: Any) -> Any:
+    if isinstance(value, dict):
+        return tuple(sorted((k, _freeze(v)) for k, v in value.items()))
+    if isinstance(value, list):
+        return tuple(_freeze(v) for v in value)
+    return value
+
+
+# ------------------------------------------------------ cross-references, generically
+
+_REFERENCE = re.compile(r"one of `([A-Za-z_][\w]*)\[\]\.([A-Za-z_]\w*)`")
+
+
+def link_references(schema: dict[str, Any], value: Any, pick) -> Any:
+    """Point members documented as "Must equal one of `X[].y`" at values that exist.
+
+    JSON Schema cannot say that a fact's source must be a listed entity; the tools'
+    descriptions do, in this one phrasing, so a base can honour it for any tool that
+    documents a reference the same way. `pick(options)` chooses among the candidates.
+    """
+    if not isinstance(value, dict):
+        return value
+    root = value
+
+    def walk(node_schema: dict[str, Any], node: Any) -> None:
+        node_schema = branch_for(node_schema, node)
+        if isinstance(node, dict):
+            for name, sub in node_schema.get("properties", {}).items():
+                if name not in node:
+                    continue
+                match = _REFERENCE.search(sub.get("description", ""))
+                if match and isinstance(node[name], str):
+                    listed, member = match.groups()
+                    options = [item[member] for item in root.get(listed, [])
+                               if isinstance(item, dict) and isinstance(item.get(member), str)]
+                    if options:
+                        node[name] = pick(options)
+                walk(sub, node[name])
+        elif isinstance(node, list) and isinstance(node_schema.get("items"), dict):
+            for item in node:
+                walk(node_schema["items"], item)
+
+    walk(schema, root)
+    return root
+
+
+# ----------------------------------------------------------------- hostile values
+
+# Latin letters and their Cyrillic look-alikes (and the Kelvin sign), which NFKC keeps apart.
+CONFUSABLE = str.maketrans(dict(zip("aeopcxABEKis", "\u0430\u0435\u043e\u0440\u0441\u0445"
+                                    "\u0410\u0412\u0415\u212a\u0456\u0455", strict=True)))
+FULLWIDTH = {chr(c): chr(c + 0xFEE0) for c in range(0x21, 0x7F)}
+INVISIBLE = ["\u200b", "\u200d", "\ufeff", "\u2060", "\u202e", "\u2066", "\u00ad", "\u034f"]
+WHITESPACE_ONLY = [" ", "   ", "\t\n", "\u00a0", "\u3000", "\u2028", "\u0085", "\x1c\x1d",
+                   " \u200b "]
+CONTROL = ["\x01", "\x07", "\x1b[31m", "\x7f", "\r\n", "\x08"]
+# NFKC or casefold lengthen these many times over: ﷺ is 18 characters after NFKC.
+EXPANDING = ["\ufdfa", "\u3300", "ß", "\ufb03", "\u2475", "İ"]
+ODD = ["' OR 1=1 --", "%s%n%x", "{{7*7}}", "${jndi:ldap://x}", "../../etc/passwd",
+       "<script>alert(1)</script>", "\\", '"', "null", "NaN", "0", "-1", "true",
+       "\U0010ffff", "\ufffe", "\uffff", "\ue000", "👨‍👩‍👧‍👦", "🇵🇹", "e\u0301", "é",
+       "Ⅸ", "㎏", "ǅ", "\u0130stanbul", "Ⅻ" * 3]
+DATES = [
+    "9999-12-31T23:59:59-14:00", "0001-01-01T00:00:00+14:00", "9999-12-31T23:59:59.999999Z",
+    "0001-01-01T00:00:00", "0001-01-01T00:00:00Z", "0001-01-01T00:00:00-14:00",
+    "9999-12-31T23:59:59+14:00", "2024-02-30T00:00:00Z", "2023-02-29T12:00:00",
+    "2024-01-01T24:00:00Z", "2024-06-30T23:59:60Z", "2024-01-01T00:00:00+24:00",
+    "2024-01-01T00:00:00+14:01", "2024-01-01T00:00:00-23:59", "+10000-01-01T00:00:00Z",
+    "-0001-01-01T00:00:00Z", "0000-01-01T00:00:00Z", "2024-W01-1", "2024-001", "now", "",
+    "2024-01-01", "2024-01-01 00:00:00", "20240101T000000Z", "1970-01-01T00:00:00.0000000001Z",
+    "2024-01-01T00:00:00+00:00[Europe/Lisbon]", "2024-01-01T00:00:00\x00Z",
+    "\uff12\uff10\uff12\uff14-01-01",
+]
+NUMBERS = [0, -1, 2**31, 2**53 + 1, 2**63 - 1, 2**63, 2**64, -(2**63) - 1, 10**30, -(10**30),
+           10**400, 1.5, 1.0, -0.0, 1e308, -1e308, 5e-324, float("nan"), float("inf"),
+           float("-inf"), "10", "1e3", " 5 ", "0x10", True]
+UUIDS = ["00000000-0000-0000-0000-000000000000", "ffffffff-ffff-ffff-ffff-ffffffffffff",
+         "not-a-uuid", "", "00000000-0000-0000-0000-00000000000", "0" * 33, "{%s}", "urn:uuid:%s",
+         "%s\x00", "%s ", "%s-extra"]
+WRONG_TYPES = {"null": None, "boolean": False, "integer": 7, "number": 2.5, "string": "x",
+               "array": [], "object": {}}
+
+
+def hostile_strings(current: str, schema: dict[str, Any]) -> st.SearchStrategy[tuple[str, str]]:
+    limit = schema.get("maxLength")
+    base = current or "x"
+    confusable = base.translate(CONFUSABLE)
+    fullwidth = "".join(FULLWIDTH.get(c, c) for c in base)
+    oversized = [BIG, 10_000] + ([limit + 1, limit * 10] if limit else [4001, 100_000])
+    options = [
+        st.sampled_from([base + "\x00", "\x00" + base, "\x00", base[:1] + "\x00" + base[1:]])
+        .map(lambda s: ("nul", s)),
+        st.sampled_from([base + "\ud800", "\udfff", "\ud83d", "\ude00" + base, "a\udc80b"])
+        .map(lambda s: ("lone_surrogate", s)),
+        st.sampled_from([confusable, fullwidth, base.upper(), base.casefold(),
+                         f" {base} ", base + base[-1:]]).map(lambda s: ("confusable", s)),
+        st.sampled_from(INVISIBLE).map(lambda c: ("invisible", base + c)),
+        st.sampled_from(INVISIBLE + WHITESPACE_ONLY).map(lambda s: ("whitespace_only", s)),
+        st.sampled_from(CONTROL).map(lambda c: ("control", base + c)),
+        st.tuples(st.sampled_from(EXPANDING), st.sampled_from(sorted({limit or 500, 1, 100})))
+        .map(lambda p: ("expands_when_normalized", p[0] * p[1])),
+        st.tuples(st.sampled_from(["x", "é", "😀", "\ufdfa"]), st.sampled_from(oversized))
+        .map(lambda p: ("oversized", p[0] * (p[1] if p[0] == "x" else max(1, p[1] // 4)))),
+        st.sampled_from(ODD).map(lambda s: ("odd_text", s)),
+        st.just(("empty", "")),
+    ]
+    if limit:
+        options.append(st.just(("boundary", "y" * limit)))
+    return st.one_of(options)
+
+
+def hostile_for(schema: dict[str, Any], current: Any) -> st.SearchStrategy[tuple[str, Any]]:
+    """(kind, value) replacements for a node described by `schema` holding `current`."""
+    node = branch_for(schema, current)
+    kinds = types_of(schema)
+    others = [t for t in WRONG_TYPES if t not in kinds and not (t == "integer" and "number" in
+                                                                 kinds)]
+    options = [st.sampled_from(others).map(lambda t: ("wrong_type", WRONG_TYPES[t]))] if others \
+        else []
+    options.append(st.sampled_from([[current], {"value": current}, [[[current]]]])
+                   .map(lambda v: ("wrapped", v)))
+    if "enum" in node:
+        near = [variant for v in node["enum"] if isinstance(v, str) for variant in
+                (v.upper(), f" {v}", v + "\x00", v.translate(CONFUSABLE), v + "s", v[:-1])]
+        if near:
+            options.append(st.sampled_from(near).map(lambda v: ("near_enum", v)))
+        options.append(st.sampled_from(node["enum"]).map(lambda v: ("valid_value", v)))
+    if node.get("format") == "date-time":
+        options.append(st.sampled_from(DATES).map(lambda d: ("extreme_date", d)))
+        options.append(st.sampled_from([0, -62135596800, 253402300799, 253402300800, 10**20,
+                                        -(10**20), 1.5e9]).map(lambda n: ("epoch_number", n)))
+    elif node.get("format") == "uuid":
+        options.append(st.tuples(st.sampled_from(UUIDS), st.uuids()).map(
+            lambda p: ("malformed_uuid", p[0] % p[1] if "%s" in p[0] else p[0])))
+        options.append(st.uuids().map(lambda u: ("uppercase_uuid", str(u).upper())))
+    elif "string" in kinds and isinstance(current, str | type(None)):
+        options.append(hostile_strings(current if isinstance(current, str) else "", node))
+    if kinds & {"integer", "number"}:
+        low, high = node.get("minimum"), node.get("maximum")
+        edges = [v for v in (low, high) if v is not None]
+        outside = [v - 1 for v in edges[:1]] + [v + 1 for v in edges[1:]]
+        options.append(st.sampled_from(NUMBERS + outside).map(lambda n: ("bad_number", n)))
+        if edges:
+            options.append(st.sampled_from(edges).map(lambda n: ("boundary", n)))
+    if "boolean" in kinds:
+        options.append(st.sampled_from(["true", 1, 0, "yes", None]).map(lambda v: ("bad_bool", v)))
+        options.append(st.booleans().map(lambda v: ("valid_value", v)))
+    options.append(st.sampled_from([60, 2000, 20_000]).map(lambda d: ("nested", Nested(d))))
+    return st.one_of(options)
+
+
+@dataclass(frozen=True)
+class Nested:
+    """`depth` arrays inside each other around a string: written out by the client's encoder
+    (Python's own json module would recurse too deep to send it)."""
+
+    depth: int
+
+
+UNKNOWN_KEYS = ["unknown", "Scope", "scope ", "\u0455cope", "__proto__", "constructor", "",
+                "scope\x00", "\ud800", "a" * 300, "$ref", "facts[0]", "query.", "x" * 5000]
+
+
+# ---------------------------------------------------------------------- mutations
+
+
+@dataclass
+class Site:
+    path: Path
+    schema: dict[str, Any]
+    value: Any
+    present: bool = True
+    required: bool = False
+    is_key: bool = False  # a key of a free-form map (the value is the key itself)
+
+
+def sites(schema: dict[str, Any], value: Any, path: Path = (),
+          required: bool = True) -> Iterator[Site]:
+    yield Site(path, schema, value, required=required)
+    node = branch_for(schema, value)
+    if isinstance(value, dict):
+        properties = node.get("properties", {})
+        needed = set(node.get("required", []))
+        extra = node.get("additionalProperties")
+        for name, sub in properties.items():
+            step = (*path, Step("prop", name))
+            if name in value:
+                yield from sites(sub, value[name], step, name in needed)
+            else:
+                yield Site(step, sub, None, present=False, required=name in needed)
+        if isinstance(extra, dict):
+            for key, sub in value.items():
+                if key in properties:
+                    continue
+                step = (*path, Step("key", key))
+                yield Site(step, {"type": "string"}, key, is_key=True)
+                yield from sites(extra, sub, step, False)
+    elif isinstance(value, list) and isinstance(node.get("items"), dict):
+        for index, item in enumerate(value):
+            yield from sites(node["items"], item, (*path, Step("index", index)), True)
+
+
+def _get(value: Any, path: Path) -> Any:
+    for step in path:
+        value = value[step.part]
+    return value
+
+
+def _parent(value: Any, path: Path) -> tuple[Any, Step]:
+    return _get(value, path[:-1]), path[-1]
+
+
+def _strings(value: Any) -> set[str]:
+    if isinstance(value, str):
+        return {value} if value else set()
+    if isinstance(value, dict):
+        return set().union(set(), *(_strings(k) | _strings(v) for k, v in value.items()))
+    if isinstance(value, list):
+        return set().union(set(), *(_strings(v) for v in value))
+    return set()
+
+
+def relatives(mutated: Any, values: set[str]) -> list[str]:
+    """Paths whose value (or map key) is one of `values`: a change there may be reported there."""
+    out = []
+    for path, node in value_paths(mutated):
+        if isinstance(node, str) and node in values:
+            out.append(render(path))
+        if isinstance(node, dict):
+            out.extend(render((*path, Step("key", k))) for k in node if k in values)
+    return out
+
+
+@st.composite
+def cases(draw, schema: dict[str, Any]) -> Case:
+    """A base drawn from `schema`, then one mutation of it."""
+    base = draw(valid(schema))
+    base = link_references(schema, base, lambda options: draw(st.sampled_from(options)))
+    mutated = copy.deepcopy(base)
+    candidates = list(sites(schema, base))
+    site = draw(st.sampled_from(candidates))
+    where = render(site.path)
+    container = branch_for(site.schema, site.value)
+    moves = ["replace"]
+    if site.path and site.present and not site.is_key:
+        moves.append("delete")
+    if isinstance(site.value, dict) and site.present:
+        moves.append("unknown_member")
+    if isinstance(site.value, list) and site.present:
+        moves += ["duplicate", "oversize"] if site.value else ["oversize"]
+    if site.is_key:
+        moves = ["rename_key"]
+    move = draw(st.sampled_from(moves))
+    old = site.value if site.present else None
+
+    if move == "rename_key":
+        kind, new_key = draw(hostile_strings(site.value, {}))
+        parent, step = _parent(mutated, site.path)
+        parent[new_key] = parent.pop(step.part)
+        map_path = render(site.path[:-1])
+        mutation = Mutation(f"key_{kind}", site.path, f"key {step.part!r} renamed to {new_key!r}",
+                            [map_path])
+        mutation.acceptable += relatives(mutated, {site.value})
+        return Case(base, mutated, mutation)
+
+    if move == "delete":
+        parent, step = _parent(mutated, site.path)
+        del parent[step.part]
+        mutation = Mutation("delete_required" if site.required else "delete_optional",
+                            site.path, f"removed {where}", [where],
+                            strict=site.required)
+        if isinstance(parent, list):  # later items moved down by one
+            mutation.acceptable = [render(site.path[:-1])]
+    elif move == "unknown_member":
+        key = draw(st.sampled_from(UNKNOWN_KEYS).filter(lambda k: k not in site.value))
+        _, extra_value = draw(st.one_of(st.just(("valid", "x")), hostile_for({}, "x")))
+        _get(mutated, site.path)[key] = extra_value
+        added = (*site.path, Step("prop", key))
+        mutation = Mutation("unknown_member", added, f"added unknown member {key!r}",
+                            [render(added)])
+    elif move == "duplicate":
+        items = _get(mutated, site.path)
+        source = draw(st.integers(0, len(items) - 1))
+        target = draw(st.integers(0, len(items)))
+        items.insert(target, copy.deepcopy(items[source]))
+        shifted = source + 1 if target <= source else source
+        mutation = Mutation("duplicate", (*site.path, Step("index", target)),
+                            f"{where}[{source}] listed again at [{target}]",
+                            [f"{where}[{target}]", f"{where}[{shifted}]"])
+        mutation.acceptable += [where] if "maxItems" in container else []
+    elif move == "oversize":
+        items = _get(mutated, site.path)
+        limit = container.get("maxItems", 1000)
+        filler = items or [draw(valid(container.get("items", {})))]
+        distinct = draw(st.booleans())
+        grown = [_numbered(filler[i % len(filler)], i) if distinct else
+                 copy.deepcopy(filler[i % len(filler)]) for i in range(limit + 1)]
+        items[:] = grown
+        mutation = Mutation("oversized_list", site.path, f"{where} grown to {len(grown)} items",
+                            [where])
+    else:
+        kind, new = draw(hostile_for(site.schema, old))
+        if site.path:
+            parent, step = _parent(mutated, site.path)
+            parent[step.part] = new
+        else:
+            mutated = new
+        # Replacing the whole arguments object may be refused by any member it lacks.
+        mutation = Mutation(kind, site.path, f"{where or 'arguments'} := {_short(new)}",
+                            [where] if where else [], strict=bool(where) and kind != "valid_value")
+        if isinstance(mutated, dict):  # a value that now clashes with another's is named there
+            mutation.acceptable += relatives(mutated, _strings(new) - _strings(old))
+    if isinstance(mutated, dict):
+        mutation.acceptable += relatives(mutated, _strings(old))
+    mutation.body_level = _not_plain_json(mutated)
+    return Case(base, mutated, mutation)
+
+
+def _not_plain_json(value: Any) -> bool:
+    if isinstance(value, Nested):
+        return True
+    if isinstance(value, float):
+        return value != value or value in (float("inf"), float("-inf"))
+    if isinstance(value, dict):
+        return any(_not_plain_json(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_not_plain_json(v) for v in value)
+    return False
+
+
+def _numbered(value: Any, index: int) -> Any:
+    if isinstance(value, str):
+        return f"{value} {index}"
+    if isinstance(value, dict):
+        return {k: _numbered(v, index) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_numbered(v, index) for v in value]
+    return value
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else f"{text[:60]}... ({len(text)} chars)"
+
+
+def resolve(value: Any, pool: list[str]) -> Any:
+    """Replace PoolRef placeholders with ids the server issued (a fresh id if none yet)."""
+    if isinstance(value, PoolRef):
+        return pool[value.index % len(pool)] if pool else str(uuid.UUID(int=value.index))
+    if isinstance(value, dict):
+        return {resolve(k, pool): resolve(v, pool) for k, v in value.items()}
+    if isinstance(value, list):
+        return [resolve(v, pool) for v in value]
+    return value
