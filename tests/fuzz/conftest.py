@@ -10,6 +10,8 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+import tempfile
+from pathlib import Path
 
 import httpx
 import psycopg
@@ -55,8 +57,10 @@ def _socket_dir(home) -> str:
 
 
 @pytest.fixture(scope="session")
-def fuzz(tmp_path_factory):
-    root = tmp_path_factory.mktemp("fuzz")
+def fuzz():
+    # Not under pytest's basetemp: pytest runs elsewhere on the machine prune old basetemps,
+    # and a long run must keep its home (and its log, kept when the server logged a fault).
+    root = Path(tempfile.mkdtemp(prefix="echo-fuzz-"))
     home = root / "home"
     env = cli_env(home, **SERVER_ENV)
     accounts = []
@@ -95,7 +99,7 @@ def fuzz(tmp_path_factory):
         server.stop()
         found = server_tracebacks(server.output())
         if not found:
-            shutil.rmtree(home, ignore_errors=True)
+            shutil.rmtree(root, ignore_errors=True)
     raised = sorted({traceback.splitlines()[-1] for traceback in found})
     assert not found, (f"the fuzz server logged {len(found)} traceback(s), read them in "
                        f"{server.log}; the exceptions:\n" + "\n".join(raised))
