@@ -352,8 +352,7 @@ HEADER_CASES = st.one_of(
         ("Origin", "http://localhost.evil.example", "Origin"),
         ("Origin", "http://evil.example@localhost", "Origin"),
         ("Authorization", "", "Authorization"), ("Authorization", "Bearer", "Authorization"),
-        ("Authorization", "Bearer ", "Authorization"), ("Authorization", "Basic Zm9vOmJhcg==",
-                                                       "Authorization"),
+        ("Authorization", "Basic Zm9vOmJhcg==", "Authorization"),
         ("Authorization", "Bearer em_000000000000_" + "A" * 43, "Authorization"),
         ("Authorization", OWN_KEY_WRONG_SECRET, "Authorization"),
         # Another tenant's key with this session: the session is not theirs.

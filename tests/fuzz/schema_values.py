@@ -373,6 +373,8 @@ DATES = [
     "9999-12-31T23:59:59+14:00", "2024-02-30T00:00:00Z", "2023-02-29T12:00:00",
     "2024-01-01T24:00:00Z", "2024-06-30T23:59:60Z", "2024-01-01T00:00:00+24:00",
     "2024-01-01T00:00:00+14:01", "2024-01-01T00:00:00-23:59", "+10000-01-01T00:00:00Z",
+    "2024-01-01T00:00:00+15:59", "2024-01-01T00:00:00+16:00", "0499-01-08T17:01:56.5+23:44",
+    "2024-01-01T00:00:00-16:00", "9999-12-31T00:00:00+23:59", "0001-01-01T00:00:00-23:59",
     "-0001-01-01T00:00:00Z", "0000-01-01T00:00:00Z", "2024-W01-1", "2024-001", "now", "",
     "2024-01-01", "2024-01-01 00:00:00", "20240101T000000Z", "1970-01-01T00:00:00.0000000001Z",
     "2024-01-01T00:00:00+00:00[Europe/Lisbon]", "2024-01-01T00:00:00\x00Z",
@@ -432,8 +434,8 @@ def hostile_for(schema: dict[str, Any], current: Any) -> st.SearchStrategy[tuple
         if near:
             options.append(st.sampled_from(near).map(lambda v: ("near_enum", v)))
         options.append(st.sampled_from(node["enum"]).map(lambda v: ("valid_value", v)))
-    if node.get("format") == "date-time":
-        options.append(st.sampled_from(DATES).map(lambda d: ("extreme_date", d)))
+    if node.get("format") == "date-time":  # weighted: dates are where databases differ most
+        options += [st.sampled_from(DATES).map(lambda d: ("extreme_date", d))] * 3
         options.append(st.sampled_from([0, -62135596800, 253402300799, 253402300800, 10**20,
                                         -(10**20), 1.5e9]).map(lambda n: ("epoch_number", n)))
     elif node.get("format") == "uuid":
