@@ -311,7 +311,7 @@ def audit_verify_command(account_id: int | None) -> None:
     _prepare()
     from tqdm import tqdm
 
-    from memories.repair import audit_verify_accounts
+    from memories.audit import audit_verify_accounts
 
     def track(accounts: list) -> Any:
         return tqdm(accounts, unit="account", desc="verifying", disable=len(accounts) < 2)
