@@ -26,7 +26,10 @@ def fresh_instance(*, indexing: str = "inline", keep: str | None = None) -> Path
     os.environ["ECHO_MEMORY_INDEXING"] = indexing
     os.environ["ECHO_MEMORY_SELF_HOSTED"] = "1"
     os.environ["DJANGO_SETTINGS_MODULE"] = "echomem.settings"
+    from echomem.db import maintenance_process
     from echomem.runtime import prepare
+
+    maintenance_process()  # bulk loads and index builds are not requests: no per-request limits
 
     prepare()
     from django.core.management import call_command

@@ -125,6 +125,7 @@ def quickstart(host: str, port: int, username: str | None, new_key: bool, no_ser
     if no_serve:
         return
     click.echo(f"\nServing on http://{host}:{port}/ (Ctrl-C stops the server and the database).")
+    _say_who_needs_no_key(host)
     sys.stdout.flush()
     serve(home=runtime.home, host=host, port=port, workers=1, threads=8)
 
@@ -153,8 +154,28 @@ def serve_command(host: str, port: int, workers: int, threads: int) -> None:
     else:
         _refuse_pending_migrations()
     click.echo(f"Serving on http://{host}:{port}/ ; MCP endpoint {_endpoint(host, port)}")
+    _say_who_needs_no_key(host)
     sys.stdout.flush()
     serve(home=runtime.home, host=host, port=port, workers=workers, threads=threads)
+
+
+def _say_who_needs_no_key(host: str) -> None:
+    """With ECHO_MEMORY_USER_ID, keyless requests act as that user: say from where."""
+    from django.conf import settings
+
+    if not (settings.SELF_HOSTED and settings.SELF_HOSTED_USER_ID):
+        return
+    who = (f"user {settings.SELF_HOSTED_USER_ID} "
+           f"(agent {settings.SELF_HOSTED_AGENT_ID or 'agent'})")
+    if settings.SELF_HOSTED_KEYLESS_REMOTE:
+        click.echo(f"Requests without an API key act as {who} from ANY address "
+                   "(ECHO_MEMORY_ALLOW_KEYLESS_REMOTE is set).")
+        return
+    click.echo(f"Requests without an API key act as {who} only from this machine; "
+               "from other addresses they need a key.")
+    if host not in {"127.0.0.1", "localhost", "::1"}:
+        click.echo(f"  (listening on {host}: other machines can reach this server, and "
+                   "must send a key)")
 
 
 def _refuse_pending_migrations() -> None:
@@ -290,7 +311,7 @@ def audit_verify_command(account_id: int | None) -> None:
     _prepare()
     from tqdm import tqdm
 
-    from memories.repair import audit_verify_accounts
+    from memories.audit import audit_verify_accounts
 
     def track(accounts: list) -> Any:
         return tqdm(accounts, unit="account", desc="verifying", disable=len(accounts) < 2)

@@ -22,6 +22,7 @@ from accounts.principal import BEARER_FIX, Principal
 from echomem import admission
 from echomem.errors import (
     AuthenticationFailed,
+    ConfigurationError,
     EchoError,
     Forbidden,
     InvalidBody,
@@ -86,6 +87,10 @@ def _admit(request: HttpRequest) -> Principal:
         return admission.admit(request)
     except (Forbidden, AuthenticationFailed, RateLimited) as exc:
         raise _transport_fault(exc, ADMISSION_STATUS[type(exc)]) from None
+    except ConfigurationError as exc:  # the server's own setup, e.g. ECHO_MEMORY_USER_ID
+        logger.error("MCP request refused: %s", exc.message)
+        raise RpcError(INTERNAL_ERROR, f"the server is misconfigured: {exc.message}",
+                       http_status=500) from None
 
 
 def _transport_fault(exc: EchoError, status: int, code: int = SERVER_ERROR) -> RpcError:

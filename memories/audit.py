@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from django.core.serializers.json import DjangoJSONEncoder
 from django.utils import timezone
 
+from accounts.models import Account
 from accounts.principal import Principal
+from echomem.errors import NotFound
 from memories import bulk
 from memories.models import AuditChainHead, AuditEvent, Memory
 
@@ -141,3 +143,33 @@ def audit_verify(account_id: int, *, after_seq: int = 0,
     if head is not None and (head.seq != check.last_seq or head.hash != check.last_hash):
         return False, check.last_seq + 1  # rows after the last one we saw were removed
     return True, None
+
+
+@dataclass(frozen=True)
+class AccountChain:
+    account_id: int
+    account_name: str
+    ok: bool
+    broken_seq: int | None
+
+
+def audit_verify_accounts(
+    account_id: int | None = None, *,
+    track: Callable[[list[tuple[int, str]]], Iterable[tuple[int, str]]] = iter,
+) -> list[AccountChain]:
+    """Verify one account's audit chain, or every account's in id order.
+
+    `track` wraps the list of (id, name) being verified, e.g. in a progress bar.
+    """
+    accounts = Account.objects.order_by("pk")
+    if account_id is not None:
+        accounts = accounts.filter(pk=account_id)
+    listed = list(accounts.values_list("pk", "name"))
+    if account_id is not None and not listed:
+        raise no_such_account(account_id)
+    return [AccountChain(pk, name, *audit_verify(pk)) for pk, name in track(listed)]
+
+
+def no_such_account(account_id: int) -> NotFound:
+    return NotFound(f"there is no account {account_id}", field="--account",
+                    fix="pass the id of an existing account, or omit --account")

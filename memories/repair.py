@@ -1,4 +1,4 @@
-"""Checks and repairs an operator runs on stored data (`echo-memory audit|repair ...`).
+"""Repairs an operator runs on stored data (`echo-memory repair ...`).
 
 Unreadable dates: before input dates were checked against what Python can hold, a
 fact could be stored with `valid_at` or `invalid_at` outside years 1..9999 in UTC
@@ -8,22 +8,18 @@ repair clears only the unreadable date(s) and records one audit event per fact.
 
 The bad rows are handled in SQL alone: selecting their dates as datetimes is exactly
 what fails, so only ids and the dates as text (in UTC) ever reach Python.
-
-Audit verification: each account's hash chain in turn (memories.audit checks one).
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from django.db import connection, transaction
 
 from accounts.models import Account
 from accounts.principal import Principal
-from echomem.errors import NotFound
-from memories.audit import Change, audit_record, audit_verify
+from memories.audit import Change, audit_record, no_such_account
 from memories.models import Memory
 
 REPAIR_TOOL = "echo-memory repair"
@@ -68,7 +64,7 @@ def repair_unreadable_dates(*, account_id: int | None = None,
     nothing to repair are left out of the reply.
     """
     if account_id is not None and not Account.objects.filter(pk=account_id).exists():
-        raise _no_such_account(account_id)
+        raise no_such_account(account_id)
     repairs = []
     for affected_id, name in _affected_accounts(account_id):
         with transaction.atomic():
@@ -132,33 +128,3 @@ def _clear_and_record(account_id: int, facts: list[RepairedFact]) -> None:
     for (memory_id, partition), changes in by_place.items():
         audit_record(principal=actor, memory=memories[memory_id], partition=partition,
                      session_id="", changes=changes)
-
-
-@dataclass(frozen=True)
-class AccountChain:
-    account_id: int
-    account_name: str
-    ok: bool
-    broken_seq: int | None
-
-
-def audit_verify_accounts(
-    account_id: int | None = None, *,
-    track: Callable[[list[tuple[int, str]]], Iterable[tuple[int, str]]] = iter,
-) -> list[AccountChain]:
-    """Verify one account's audit chain, or every account's in id order.
-
-    `track` wraps the list of (id, name) being verified, e.g. in a progress bar.
-    """
-    accounts = Account.objects.order_by("pk")
-    if account_id is not None:
-        accounts = accounts.filter(pk=account_id)
-    listed = list(accounts.values_list("pk", "name"))
-    if account_id is not None and not listed:
-        raise _no_such_account(account_id)
-    return [AccountChain(pk, name, *audit_verify(pk)) for pk, name in track(listed)]
-
-
-def _no_such_account(account_id: int) -> NotFound:
-    return NotFound(f"there is no account {account_id}", field="--account",
-                    fix="pass the id of an existing account, or omit --account")

@@ -12,9 +12,9 @@ import pytest
 from django.db import DataError, connection
 
 from echomem.errors import NotFound
-from memories.audit import audit_verify
+from memories.audit import audit_verify, audit_verify_accounts
 from memories.models import AuditEvent, Fact
-from memories.repair import REPAIR_TOOL, audit_verify_accounts, repair_unreadable_dates
+from memories.repair import REPAIR_TOOL, repair_unreadable_dates
 from memories.services import memory_create
 from tests.engine.conftest import Engine, fact, person
 

@@ -61,3 +61,17 @@ def test_a_self_hosted_box_serves_keyless_requests_as_the_configured_user(mcp_fo
     out = session.call("query_memory", {"scope": "shared", "digest": True})["result"]
     assert out["memory"] == "default"
     assert out["isError"] is False
+
+
+def test_a_self_hosted_user_id_naming_nobody_is_a_server_fault_in_json_at_both_doors(
+        client, db, settings):
+    settings.SELF_HOSTED = True
+    settings.SELF_HOSTED_USER_ID = "nobody"
+    over_mcp = client.post("/mcp", data="{}", content_type="application/json")
+    assert over_mcp.status_code == 500
+    assert over_mcp.json()["error"]["code"] == -32603
+    assert "ECHO_MEMORY_USER_ID=nobody" in over_mcp.json()["error"]["message"]
+    over_rest = client.post("/api/v1/tools/query_memory", data="{}",
+                            content_type="application/json")
+    assert over_rest.status_code == 500
+    assert over_rest.json()["error"]["code"] == "configuration_error"
