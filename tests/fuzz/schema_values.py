@@ -368,12 +368,13 @@ ODD = ["' OR 1=1 --", "%s%n%x", "{{7*7}}", "${jndi:ldap://x}", "../../etc/passwd
        "\U0010ffff", "\ufffe", "\uffff", "\ue000", "👨‍👩‍👧‍👦", "🇵🇹", "e\u0301", "é",
        "Ⅸ", "㎏", "ǅ", "\u0130stanbul", "Ⅻ" * 3]
 DATES = [
-    "9999-12-31T23:59:59-14:00", "0001-01-01T00:00:00+14:00", "9999-12-31T23:59:59.999999Z",
+    "9999-12-31T23:59:59-14:00", "0001-01-01T00:00:00+14:00", "2024-01-01T00:00:00+16:00",
+    "9999-12-31T23:59:59.999999Z",
     "0001-01-01T00:00:00", "0001-01-01T00:00:00Z", "0001-01-01T00:00:00-14:00",
     "9999-12-31T23:59:59+14:00", "2024-02-30T00:00:00Z", "2023-02-29T12:00:00",
     "2024-01-01T24:00:00Z", "2024-06-30T23:59:60Z", "2024-01-01T00:00:00+24:00",
     "2024-01-01T00:00:00+14:01", "2024-01-01T00:00:00-23:59", "+10000-01-01T00:00:00Z",
-    "2024-01-01T00:00:00+15:59", "2024-01-01T00:00:00+16:00", "0499-01-08T17:01:56.5+23:44",
+    "2024-01-01T00:00:00+15:59", "0499-01-08T17:01:56.5+23:44",
     "2024-01-01T00:00:00-16:00", "9999-12-31T00:00:00+23:59", "0001-01-01T00:00:00-23:59",
     "-0001-01-01T00:00:00Z", "0000-01-01T00:00:00Z", "2024-W01-1", "2024-001", "now", "",
     "2024-01-01", "2024-01-01 00:00:00", "20240101T000000Z", "1970-01-01T00:00:00.0000000001Z",
@@ -391,6 +392,10 @@ WRONG_TYPES = {"null": None, "boolean": False, "integer": 7, "number": 2.5, "str
 
 
 def hostile_strings(current: str, schema: dict[str, Any]) -> st.SearchStrategy[tuple[str, str]]:
+    return st.one_of(string_options(current, schema))
+
+
+def string_options(current: str, schema: dict[str, Any]) -> list[st.SearchStrategy]:
     limit = schema.get("maxLength")
     base = current or "x"
     confusable = base.translate(CONFUSABLE)
@@ -415,47 +420,69 @@ def hostile_strings(current: str, schema: dict[str, Any]) -> st.SearchStrategy[t
     ]
     if limit:
         options.append(st.just(("boundary", "y" * limit)))
-    return st.one_of(options)
+    return options
+
+
+def branches(schema: dict[str, Any]) -> list[dict[str, Any]]:
+    """The alternatives of a schema, anyOf/oneOf flattened (a schema without any is its own)."""
+    inner = schema.get("anyOf") or schema.get("oneOf")
+    return [leaf for branch in inner for leaf in branches(branch)] if inner else [schema]
 
 
 def hostile_for(schema: dict[str, Any], current: Any) -> st.SearchStrategy[tuple[str, Any]]:
-    """(kind, value) replacements for a node described by `schema` holding `current`."""
-    node = branch_for(schema, current)
+    return st.one_of(hostile_options(schema, current))
+
+
+def hostile_options(schema: dict[str, Any], current: Any) -> list[st.SearchStrategy]:
+    """Strategies of (kind, value) replacements for a node of `schema` holding `current`.
+
+    Every alternative of the schema contributes its own hostile values, so an absent
+    optional date (`datetime | None`, currently null) still gets extreme dates.
+    """
     kinds = types_of(schema)
+    options = []
+    text = current if isinstance(current, str) else ""
+    for node in branches(schema):
+        node_kinds = types_of(node)
+        if "enum" in node:
+            near = [variant for v in node["enum"] if isinstance(v, str) for variant in
+                    (v.upper(), f" {v}", v + "\x00", v.translate(CONFUSABLE), v + "s", v[:-1])]
+            if near:
+                options.append(st.sampled_from(near).map(lambda v: ("near_enum", v)))
+            options.append(st.sampled_from(node["enum"]).map(lambda v: ("valid_value", v)))
+        elif node.get("format") == "date-time":  # weighted: where databases differ most
+            options += [st.sampled_from(DATES[i::3]).map(lambda d: ("extreme_date", d))
+                        for i in range(3)]
+            options.append(st.sampled_from([0, -62135596800, 253402300799, 253402300800,
+                                            10**20, -(10**20), 1.5e9])
+                           .map(lambda n: ("epoch_number", n)))
+        elif node.get("format") == "uuid":
+            options.append(st.tuples(st.sampled_from(UUIDS), st.uuids()).map(
+                lambda p: ("malformed_uuid", p[0] % p[1] if "%s" in p[0] else p[0])))
+            options.append(st.uuids().map(lambda u: ("uppercase_uuid", str(u).upper())))
+        elif "string" in node_kinds:
+            options += string_options(text, node)
+        if node_kinds & {"integer", "number"}:
+            low, high = node.get("minimum"), node.get("maximum")
+            edges = [v for v in (low, high) if v is not None]
+            outside = [v - 1 for v in edges[:1]] + [v + 1 for v in edges[1:]]
+            options.append(st.sampled_from(NUMBERS + outside).map(lambda n: ("bad_number", n)))
+            if edges:
+                options.append(st.sampled_from(edges).map(lambda n: ("boundary", n)))
+        if "boolean" in node_kinds:
+            options.append(st.sampled_from(["true", 1, 0, "yes", None])
+                           .map(lambda v: ("bad_bool", v)))
+            options.append(st.booleans().map(lambda v: ("valid_value", v)))
+    # The same for every node (one plan, so that they do not crowd out the telling ones).
     others = [t for t in WRONG_TYPES if t not in kinds and not (t == "integer" and "number" in
                                                                  kinds)]
-    options = [st.sampled_from(others).map(lambda t: ("wrong_type", WRONG_TYPES[t]))] if others \
-        else []
-    options.append(st.sampled_from([[current], {"value": current}, [[[current]]]])
-                   .map(lambda v: ("wrapped", v)))
-    if "enum" in node:
-        near = [variant for v in node["enum"] if isinstance(v, str) for variant in
-                (v.upper(), f" {v}", v + "\x00", v.translate(CONFUSABLE), v + "s", v[:-1])]
-        if near:
-            options.append(st.sampled_from(near).map(lambda v: ("near_enum", v)))
-        options.append(st.sampled_from(node["enum"]).map(lambda v: ("valid_value", v)))
-    if node.get("format") == "date-time":  # weighted: dates are where databases differ most
-        options += [st.sampled_from(DATES).map(lambda d: ("extreme_date", d))] * 3
-        options.append(st.sampled_from([0, -62135596800, 253402300799, 253402300800, 10**20,
-                                        -(10**20), 1.5e9]).map(lambda n: ("epoch_number", n)))
-    elif node.get("format") == "uuid":
-        options.append(st.tuples(st.sampled_from(UUIDS), st.uuids()).map(
-            lambda p: ("malformed_uuid", p[0] % p[1] if "%s" in p[0] else p[0])))
-        options.append(st.uuids().map(lambda u: ("uppercase_uuid", str(u).upper())))
-    elif "string" in kinds and isinstance(current, str | type(None)):
-        options.append(hostile_strings(current if isinstance(current, str) else "", node))
-    if kinds & {"integer", "number"}:
-        low, high = node.get("minimum"), node.get("maximum")
-        edges = [v for v in (low, high) if v is not None]
-        outside = [v - 1 for v in edges[:1]] + [v + 1 for v in edges[1:]]
-        options.append(st.sampled_from(NUMBERS + outside).map(lambda n: ("bad_number", n)))
-        if edges:
-            options.append(st.sampled_from(edges).map(lambda n: ("boundary", n)))
-    if "boolean" in kinds:
-        options.append(st.sampled_from(["true", 1, 0, "yes", None]).map(lambda v: ("bad_bool", v)))
-        options.append(st.booleans().map(lambda v: ("valid_value", v)))
-    options.append(st.sampled_from([60, 2000, 20_000]).map(lambda d: ("nested", Nested(d))))
-    return st.one_of(options)
+    generic = [st.sampled_from([[current], {"value": current}, [[[current]]]])
+               .map(lambda v: ("wrapped", v)),
+               st.sampled_from([60, 2000, 20_000]).map(lambda d: ("nested", Nested(d)))]
+    if others:
+        generic.insert(0, st.sampled_from(others).map(lambda t: ("wrong_type", WRONG_TYPES[t])))
+    options.append(st.one_of(generic))
+    return options
 
 
 @dataclass(frozen=True)
@@ -543,23 +570,31 @@ def relatives(mutated: Any, values: set[str]) -> list[str]:
 @st.composite
 def cases(draw, schema: dict[str, Any]) -> Case:
     """A base drawn from `schema`, then one mutation of it."""
+    # Which plan to apply is drawn first: choices drawn after the base crowd onto their
+    # first alternative (Hypothesis's generation favours it), drawn first they spread out.
+    pick = draw(st.integers(0, 2**32 - 1))
     base = draw(valid(schema))
     base = link_references(schema, base, lambda options: draw(st.sampled_from(options)))
     mutated = copy.deepcopy(base)
-    candidates = list(sites(schema, base))
-    site = draw(st.sampled_from(candidates))
+    # One flat list of (site, move, values) plans, so that every one is as likely.
+    plans: list[tuple[Site, str, Any]] = []
+    for site in list(sites(schema, base))[1:] + list(sites(schema, base))[:1]:
+        if site.is_key:
+            plans.append((site, "rename_key", None))
+            continue
+        plans += [(site, "replace", option) for option in
+                  hostile_options(site.schema, site.value if site.present else None)]
+        if site.path and site.present:
+            plans.append((site, "delete", None))
+        if isinstance(site.value, dict) and site.present:
+            plans.append((site, "unknown_member", None))
+        if isinstance(site.value, list) and site.present:
+            # Weighted: a list has one site but these are its telling faults.
+            plans += [(site, "oversize", None)] * 2 + [(site, "duplicate", None)] * (
+                4 if site.value else 0)
+    site, move, values = plans[pick % len(plans)]
     where = render(site.path)
     container = branch_for(site.schema, site.value)
-    moves = ["replace"]
-    if site.path and site.present and not site.is_key:
-        moves.append("delete")
-    if isinstance(site.value, dict) and site.present:
-        moves.append("unknown_member")
-    if isinstance(site.value, list) and site.present:
-        moves += ["duplicate", "oversize"] if site.value else ["oversize"]
-    if site.is_key:
-        moves = ["rename_key"]
-    move = draw(st.sampled_from(moves))
     old = site.value if site.present else None
 
     if move == "rename_key":
@@ -608,7 +643,7 @@ def cases(draw, schema: dict[str, Any]) -> Case:
         mutation = Mutation("oversized_list", site.path, f"{where} grown to {len(grown)} items",
                             [where])
     else:
-        kind, new = draw(hostile_for(site.schema, old))
+        kind, new = draw(values)
         if site.path:
             parent, step = _parent(mutated, site.path)
             parent[step.part] = new
