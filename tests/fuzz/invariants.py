@@ -82,12 +82,17 @@ def assert_tool_error(result: dict[str, Any], reply: Reply) -> dict[str, Any]:
     return error
 
 
+_VALIDATORS: dict[str, jsonschema.Draft202012Validator] = {}
+
+
 def assert_tool_output(output: Any, output_schema: dict[str, Any], reply: Reply) -> None:
-    try:
-        jsonschema.validate(output, output_schema, cls=jsonschema.Draft202012Validator)
-    except jsonschema.ValidationError as exc:
-        raise AssertionError(f"reply does not match the tool's outputSchema ({exc.message} at "
-                             f"{list(exc.absolute_path)}): {reply.describe()}") from None
+    key = json.dumps(output_schema, sort_keys=True)
+    if key not in _VALIDATORS:
+        _VALIDATORS[key] = jsonschema.Draft202012Validator(output_schema)
+    error = jsonschema.exceptions.best_match(_VALIDATORS[key].iter_errors(output))
+    if error is not None:
+        raise AssertionError(f"reply does not match the tool's outputSchema ({error.message} at "
+                             f"{list(error.absolute_path)}): {reply.describe()}")
 
 
 def assert_mcp_tool_success(result: dict[str, Any], reply: Reply) -> dict[str, Any]:

@@ -16,11 +16,13 @@ a tool whose schema needs more makes the suite fail until the keyword is handled
 from __future__ import annotations
 
 import copy
+import json
 import re
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import cache
 from typing import Any
 
 from hypothesis import strategies as st
@@ -212,6 +214,7 @@ def field_matches(reported: str, acceptable: str) -> bool:
 # ------------------------------------------------------------------- valid values
 
 
+@cache
 def words(min_size: int = 1, max_size: int = 40) -> st.SearchStrategy[str]:
     """Readable strings that survive whitespace stripping, within the length bounds."""
     simple = st.from_regex(r"[A-Za-z0-9]([A-Za-z0-9 _.-]{0,18}[A-Za-z0-9])?", fullmatch=True)
@@ -232,8 +235,21 @@ def uuids() -> st.SearchStrategy[Any]:
     return st.one_of(st.uuids().map(str), st.integers(0, 1 << 16).map(PoolRef))
 
 
+_VALID: dict[str, st.SearchStrategy[Any]] = {}
+
+
 def valid(schema: dict[str, Any]) -> st.SearchStrategy[Any]:
-    """Values the schema admits (JSON Schema cannot say everything the tool requires)."""
+    """Values the schema admits (JSON Schema cannot say everything the tool requires).
+
+    Built once per schema: building strategies (regexes above all) costs more than drawing.
+    """
+    key = json.dumps(schema, sort_keys=True)
+    if key not in _VALID:
+        _VALID[key] = _valid(schema)
+    return _VALID[key]
+
+
+def _valid(schema: dict[str, Any]) -> st.SearchStrategy[Any]:
     if "const" in schema:
         return st.just(schema["const"])
     if "enum" in schema:
@@ -291,15 +307,19 @@ def _objects(schema: dict[str, Any]) -> st.SearchStrategy[dict[str, Any]]:
     required = set(schema.get("required", []))
     extra = schema.get("additionalProperties", True)
 
+    members = {name: valid(sub) for name, sub in properties.items()}
+    extra_values = valid(extra) if isinstance(extra, dict) else None
+    extra_keys = st.lists(words(1, 20), max_size=3, unique=True)
+
     @st.composite
     def build(draw) -> dict[str, Any]:
         out = {}
-        for name, sub in properties.items():
+        for name, values in members.items():
             if name in required or draw(st.booleans()):
-                out[name] = draw(valid(sub))
-        if isinstance(extra, dict):
-            for key in draw(st.lists(words(1, 20), max_size=3, unique=True)):
-                out.setdefault(key, draw(valid(extra)))
+                out[name] = draw(values)
+        if extra_values is not None:
+            for key in draw(extra_keys):
+                out.setdefault(key, draw(extra_values))
         return out
 
     return build()
