@@ -80,11 +80,10 @@ def valid_id(value: Any) -> bool:
     return isinstance(value, str | int) and not isinstance(value, bool)
 
 
-def judge(reply: Reply, envelope: Envelope, *, accepted_fields: set[str] | None = None) -> Any:
+def judge(reply: Reply, envelope: Envelope) -> Any:
     """Hold one reply to the transport rules; returns the decoded body (None for 202/204)."""
     assert_no_fault(reply)
-    fields = envelope.faults | envelope.maybe | {"body"} if accepted_fields is None \
-        else accepted_fields
+    fields = envelope.faults | envelope.maybe | {"body"}
     if reply.status in (202, 204):
         assert not envelope.faults or not envelope.is_request, \
             f"a message with faults {envelope.faults} was taken without an answer: " \

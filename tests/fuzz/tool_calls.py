@@ -47,7 +47,7 @@ def call_tool(fuzz: FuzzServer, client: Mcp | Rest, tool: Tool, arguments: Any,
     else:
         reply = client.call_tool(tool.name, arguments)
     fuzz.observe(reply)
-    with fuzz.judging(f"{tool.name} with {_shown(arguments)}"):
+    with fuzz.judging(f"{tool.name} with {shown(arguments)}"):
         if isinstance(client, Mcp):
             outcome = _mcp_outcome(reply, message_id, arguments)
         else:
@@ -60,9 +60,6 @@ def call_tool(fuzz: FuzzServer, client: Mcp | Rest, tool: Tool, arguments: Any,
 def shown(value: Any) -> str:
     text = json.dumps(value, ensure_ascii=True, default=repr)
     return text if len(text) < 1500 else text[:1500] + f"... ({len(text)} chars)"
-
-
-_shown = shown
 
 
 def _account(fuzz: FuzzServer, tool: Tool, arguments: Any, outcome: Outcome) -> None:
