@@ -188,8 +188,9 @@ def params(draw) -> Envelope:
         value.update(build(name=name, arguments=arguments))
         if not (isinstance(name, str) and name in TOOLS):
             faults.add("params.name")
-        else:
+        else:  # the tool may name any of its own fields, and any argument sent to it
             tool_fields = set(schema_paths(TOOLS[name].input_schema()))
+            tool_fields |= set(arguments) if isinstance(arguments, dict) else set()
         if not (arguments is ABSENT or arguments is None or isinstance(arguments, dict)):
             faults.add("params.arguments")
     if method == "initialize" and shape != "not_object":

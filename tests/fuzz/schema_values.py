@@ -640,7 +640,9 @@ def cases(draw, schema: dict[str, Any]) -> Case:
         key = draw(st.sampled_from(UNKNOWN_KEYS).filter(lambda k: k not in site.value))
         _, extra_value = draw(st.one_of(st.just(("valid", "x")), hostile_for({}, "x")))
         _get(mutated, site.path)[key] = extra_value
-        added = (*site.path, Step("prop", key))
+        # In a free-form map (entity_resolutions) the new member is a key, named in brackets.
+        is_map = isinstance(container.get("additionalProperties"), dict)
+        added = (*site.path, Step("key" if is_map else "prop", key))
         mutation = Mutation("unknown_member", added, f"added unknown member {key!r}",
                             [render(added)])
     elif move == "duplicate":
