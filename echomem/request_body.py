@@ -50,7 +50,9 @@ def _no_constants(name: str) -> Any:
 def parse_json(body: bytes) -> Any:
     """Decode one JSON value; refuse what standard JSON does not allow, and deep nesting."""
     try:
-        value = json.loads(body, parse_constant=_no_constants)
+        # UTF-8 only (RFC 8259), a byte order mark tolerated: json.loads would also guess
+        # UTF-16 and UTF-32 from the bytes.
+        value = json.loads(body.decode("utf-8-sig"), parse_constant=_no_constants)
     except RecursionError:
         raise _too_deep() from None
     except (ValueError, UnicodeDecodeError) as exc:

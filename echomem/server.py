@@ -20,8 +20,10 @@ from echomem.errors import ConfigurationError
 
 SERVER_FILE = "server.json"
 # Any header a client of ours sends fits (gunicorn's default is 8 KB); a longer one is
-# answered by the application, which names it, instead of by gunicorn's parser.
+# answered by the application, which names it, instead of by gunicorn's parser. The
+# request line gets gunicorn's largest bound (its default is 4 KB).
 HEADER_FIELD_BYTES = 32 * 1024
+REQUEST_LINE_BYTES = 8190
 
 
 def check_port_free(host: str, port: int) -> None:
@@ -71,6 +73,7 @@ def serve(*, home: Path, host: str, port: int, workers: int, threads: int) -> No
         "proc_name": "echo-memory",
         "control_socket_disable": True,
         "limit_request_field_size": HEADER_FIELD_BYTES,
+        "limit_request_line": REQUEST_LINE_BYTES,
         "worker_class": "echomem.server.JsonErrorWorker",
         "post_worker_init": _start_worker_services,
     }).run()
@@ -80,12 +83,13 @@ def _json_error(sock, status_int: int, reason: str, mesg: str) -> None:
     """gunicorn's refusals of a malformed request (before Django sees it), as JSON.
 
     The path is unknown at that point (the request line may be what failed), so the body
-    is a JSON-RPC error, which REST clients can read too: error.message says why.
+    is a JSON-RPC error at either door; error.message says why (docs/api.md notes it).
     """
     body = json.dumps({"jsonrpc": "2.0", "id": None, "error": {
         "code": -32600, "message": f"{reason}: {mesg or 'the HTTP request is malformed'}; send "
-                                   "a well-formed HTTP/1.1 request with headers under "
-                                   f"{HEADER_FIELD_BYTES} bytes each",
+                                   "a well-formed HTTP/1.1 request, its request line under "
+                                   f"{REQUEST_LINE_BYTES} bytes and each header under "
+                                   f"{HEADER_FIELD_BYTES}",
         "data": {"field": "request", "status": status_int}}})
     head = (f"HTTP/1.1 {status_int} {reason}\r\nConnection: close\r\n"
             f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n")

@@ -1,6 +1,7 @@
 from django.contrib import admin
-from django.urls import include, path
+from django.urls import include, path, re_path
 
+from api.errors import not_found as api_not_found
 from echomem import views
 
 admin.site.site_header = "Echo Memory administration"
@@ -11,5 +12,8 @@ urlpatterns = [
     path("healthz", views.healthz, name="healthz"),
     path("admin/", admin.site.urls),
     path("api/v1/", include("api.urls")),
+    # Everything else under /api answers in the API's shape, not with an HTML page (and
+    # not with Django's redirect to an added slash).
+    re_path(r"^api(/.*)?$", api_not_found),
     path("", include("mcp_gateway.urls")),
 ]

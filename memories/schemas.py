@@ -58,7 +58,8 @@ def _utc(value: datetime | None) -> datetime | None:
     if value.tzinfo is None:
         value = value.replace(tzinfo=UTC)
     try:
-        value.astimezone(UTC)
+        # In UTC from here on: Python takes offsets up to ±23:59, PostgreSQL only ±15:59.
+        return value.astimezone(UTC)
     except OverflowError:
         raise PydanticCustomError(
             "date_out_of_range",
@@ -66,7 +67,6 @@ def _utc(value: datetime | None) -> datetime | None:
             "cannot store and read back; send a time inside that range (or omit it)",
             {"value": value.isoformat()},
         ) from None
-    return value
 
 
 EventTime = Annotated[datetime | None, AfterValidator(_utc)]
@@ -345,9 +345,15 @@ def parse(model: type[BaseModel], arguments: dict[str, Any] | None) -> Any:
 
 
 def _location(loc: tuple[Any, ...]) -> str:
+    """`facts[0].valid_at`; a key that is not a plain name is bracketed: `['']`, `['a b']`."""
     out = ""
     for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif not str(part).isidentifier():
+            out += f"[{str(part)!r}]"
+        else:
+            out += f".{part}" if out else str(part)
     return out
 
 

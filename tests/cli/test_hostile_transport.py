@@ -98,6 +98,12 @@ def test_gunicorns_own_refusals_are_json_too(box):
     assert huge.status_code == 431
     assert huge.headers["Content-Type"] == "application/json"
     assert "Header" in huge.json()["error"]["message"]
+    long_url = httpx.get(f"{box['url']}/api/v1/{'x' * 9000}", headers=_headers(box))
+    assert long_url.status_code == 414
+    assert long_url.json()["error"]["code"] == -32600
+    just_long = httpx.get(f"{box['url']}/api/v1/{'x' * 5000}", headers=_headers(box))
+    assert just_long.status_code == 404  # gunicorn's 4 KB default would have said 414
+    assert just_long.json()["error"]["field"] == "path"
     with socket.create_connection(("127.0.0.1", box["port"]), timeout=10) as raw:
         raw.sendall(b"NOT AN HTTP REQUEST\r\n\r\n")
         answer = raw.recv(65536).decode("latin-1")

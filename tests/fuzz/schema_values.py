@@ -62,13 +62,14 @@ Path = tuple[Step, ...]
 
 
 def render(path: Path) -> str:
-    """The product's spelling of a path: `facts[0].valid_at`, `entity_resolutions['X']`."""
+    """The product's spelling of a path: `facts[0].valid_at`, `entity_resolutions['X']`;
+    a member whose name is not a plain name is bracketed too (`['top k']`, `['']`)."""
     out = ""
     for step in path:
         if step.kind == "index":
             out += f"[{step.part}]"
-        elif step.kind == "key":
-            out += f"[{step.part!r}]"
+        elif step.kind == "key" or not str(step.part).isidentifier():
+            out += f"[{str(step.part)!r}]"
         else:
             out += f".{step.part}" if out else str(step.part)
     return out

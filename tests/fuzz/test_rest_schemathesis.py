@@ -7,7 +7,7 @@ documented error shape, and the ledger must hold what the 200s reported.
 
 from __future__ import annotations
 
-from urllib.parse import quote
+from urllib.parse import quote, urljoin
 
 import httpx
 import pytest
@@ -116,7 +116,17 @@ def test_unknown_rest_paths_and_methods_answer_json_errors(fuzz, rest):
         with fuzz.judging(f"{method} {url}"):
             if reply.status == 200:
                 return  # an operation or a documentation page after all (GET /api/v1/docs)
+            if not urljoin("http://x/", url).startswith("http://x/api"):
+                # Dot segments took it out of the API (`/api/v1/../../x`): the web app's
+                # pages answer there, and they only must not fail.
+                assert reply.status < 500, reply.describe()
+                return
             assert_no_fault(reply)
+            if reply.status == 414:
+                # Refused by the HTTP layer before routing (docs/api.md): the door is not
+                # known yet, so the body is the JSON-RPC error shape.
+                assert reply.body["error"]["code"] == -32600, reply.describe()
+                return
             error = assert_rest_error(reply)
             assert reply.status in (400, 404, 405, 415), reply.describe()
             assert error["code"], reply.describe()

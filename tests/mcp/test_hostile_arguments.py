@@ -101,8 +101,19 @@ def test_every_time_argument_is_checked_the_same_way(call, tool, field, extra, w
     refused(call(tool, {"scope": "shared", field: when, **extra}), field)
 
 
+@pytest.mark.parametrize("when", ["2024-01-01T00:00:00+16:00", "2024-01-01T00:00:00-23:59"])
+@pytest.mark.parametrize(("tool", "field", "extra"), [
+    ("query_memory", "as_of", {"query": "Ada"}),
+    ("get_audit_log", "since", {}),
+])
+def test_offsets_python_reads_but_postgres_does_not_are_taken_in_utc(call, tool, field, extra,
+                                                                     when):
+    """Found by the fuzz suite: +16:00 reached PostgreSQL, which takes offsets to ±15:59."""
+    assert call(tool, {"scope": "shared", field: when, **extra}).ok
+
+
 @pytest.mark.parametrize("when", ["9999-12-31T23:59:59+00:00", "0001-01-01T00:00:00+00:00",
-                                  "9999-12-31T23:59:59+14:00"])
+                                  "9999-12-31T23:59:59+14:00", "2024-01-01T00:00:00+20:00"])
 def test_the_extreme_times_that_can_be_read_back_are_stored_and_read(call, when):
     fact = episode()["facts"][0] | {"valid_at": when}
     assert call("write_episode", episode(facts=[fact])).ok
@@ -154,6 +165,14 @@ def test_text_the_database_cannot_hold_is_refused_naming_its_field(
     error = refused(call(tool, _with(arguments, path, character)), path)
     assert ("NUL" if character == "\u0000" else "surrogate") in error["message"]
     assert stored_rows() == before
+
+
+@pytest.mark.parametrize(("unknown", "field"), [("", "['']"), ("top k", "['top k']"),
+                                                ("topk", "topk")])
+def test_an_unknown_argument_is_named_however_it_is_spelled(call, unknown, field):
+    """Found by the fuzz suite: an argument named "" was refused without a field."""
+    error = refused(call("query_memory", {"scope": "shared", "query": "x", unknown: 1}), field)
+    assert "unknown argument" in error["message"]
 
 
 def test_a_nul_in_an_entity_resolutions_key_is_refused(call):

@@ -59,6 +59,23 @@ def test_non_standard_json_constants_are_refused(mcp_for, client, alice, constan
     rest_error(rest(client, alice, "query_memory", f'{{"top_k": {constant}}}'), 400, "body")
 
 
+def test_json_that_is_not_utf_8_is_refused(mcp_for, client, alice):
+    ping = '{"jsonrpc":"2.0","id":1,"method":"ping"}'
+    session = mcp_for(alice)
+    rpc_error(session.post(ping.encode("utf-16")), 400, -32700, "body")
+    assert session.post(b"\xef\xbb\xbf" + ping.encode()).status_code == 200  # a BOM is fine
+    rest_error(rest(client, alice, "query_memory", '{"scope":"shared"}'.encode("utf-32")), 400,
+               "body")
+
+
+@pytest.mark.parametrize("path", ["/api/v1", "/api/v1/", "/api/v1/tools", "/api/v1/nope/x",
+                                  "/api", "/api/", "/api/v2/tools"])
+def test_every_path_of_the_api_that_is_not_an_endpoint_is_a_json_404(client, alice, path):
+    for method in (client.get, client.post):
+        response = method(path, headers={"Authorization": f"Bearer {alice.plaintext}"})
+        rest_error(response, 404, "path")
+
+
 # 7. Bodies over the limit, in the documented shape.
 
 def test_a_10_mb_rest_body_is_413_in_the_api_shape(client, alice):
