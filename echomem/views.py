@@ -1,9 +1,13 @@
 from __future__ import annotations
 
+from django.core.exceptions import DisallowedHost
 from django.db import connection
-from django.http import HttpRequest, JsonResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
+from django.views import defaults
 from django.views.decorators.http import require_GET
+
+from mcp_gateway.jsonrpc import INVALID_REQUEST, error_body
 
 
 @require_GET
@@ -20,3 +24,22 @@ def healthz(request: HttpRequest) -> JsonResponse:
 @require_GET
 def home(request: HttpRequest):
     return render(request, "home.html", {"mcp_url": request.build_absolute_uri("/mcp")})
+
+
+def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """Django's 400 for a request it finds suspicious (a Host not in ALLOWED_HOSTS, ...),
+    in the shape of the door it was sent to; the web pages keep Django's page."""
+    field = "Host" if isinstance(exception, DisallowedHost) else "request"
+    message = (f"the Host header is not one this server answers to; {HOST_FIX}"
+               if field == "Host" else f"the request was refused ({exception.__class__.__name__})")
+    if request.path.startswith("/mcp"):
+        return JsonResponse(error_body(None, INVALID_REQUEST, message, {"field": field}),
+                            status=400)
+    if request.path.startswith("/api"):
+        return JsonResponse({"error": {"code": "invalid_request", "field": field,
+                                       "message": message}}, status=400)
+    return defaults.bad_request(request, exception)
+
+
+HOST_FIX = ("send the server's own name (ALLOWED_HOSTS, e.g. localhost) in Host; an operator "
+            "adds names with the ALLOWED_HOSTS variable")

@@ -283,3 +283,16 @@ def test_keyless_self_hosted_requests_are_served_only_from_this_machine(
         REMOTE_ADDR="192.0.2.7")
     error = rpc_error(remote, 401, -32000, "Authorization")
     assert "only from this machine" in error["message"]
+
+
+@pytest.mark.parametrize("host", ["", "evil.example", "localhost:8000@evil"])
+def test_a_host_the_server_does_not_answer_to_is_a_json_400_without_a_traceback(
+        client, alice, host):
+    """Found by the fuzz suite: an empty Host got Django's HTML 400 and a logged traceback."""
+    over_mcp = client.post("/mcp", data="{}", content_type="application/json", HTTP_HOST=host)
+    assert "ALLOWED_HOSTS" in rpc_error(over_mcp, 400, -32600, "Host")["message"]
+    over_rest = client.get("/api/v1/memories", HTTP_HOST=host,
+                           HTTP_AUTHORIZATION=f"Bearer {alice.plaintext}")
+    rest_error(over_rest, 400, "Host")
+    page = client.get("/", HTTP_HOST=host)
+    assert page.status_code == 400 and "html" in page["Content-Type"]
