@@ -10,7 +10,7 @@ import socket
 import httpx
 import pytest
 
-from tests.cli.conftest import Server, cli_env, run_cli
+from tests.cli.conftest import Server, cli_env, run_cli, server_tracebacks
 from tests.harness import free_port
 
 KEY = re.compile(r"API key:\s+(em_[0-9a-f]{12}_[A-Za-z0-9_-]{43})")
@@ -29,7 +29,7 @@ def box(tmp_path_factory):
         yield {"url": f"http://127.0.0.1:{port}", "port": port, "key": key, "server": server}
     finally:
         server.stop()
-    assert "Traceback" not in server.output(), server.output()
+    assert not server_tracebacks(server.output()), server.output()
 
 
 def _headers(box, **extra: str) -> dict[str, str]:

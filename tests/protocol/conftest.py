@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import httpx
 import pytest
 
-from tests.cli.conftest import Server, cli_env, run_cli
+from tests.cli.conftest import Server, cli_env, run_cli, server_tracebacks
 from tests.harness import free_port
 
 KEY = re.compile(r"API key:\s+(em_[0-9a-f]{12}_[A-Za-z0-9_-]{43})")
@@ -52,3 +52,5 @@ def live(tmp_path_factory) -> Live:
         yield Live(endpoint=f"http://127.0.0.1:{port}/mcp", key=key, port=port)
     finally:
         server.stop()
+    logged = server_tracebacks(server.output())
+    assert not logged, f"the protocol server logged {len(logged)} traceback(s):\n{logged[0]}"
