@@ -7,10 +7,9 @@ list, a removed or unknown member. The mutation says which argument paths a refu
 may name (`acceptable`): its own path, and the paths that held the value it replaced
 (renaming `entities[0].name` breaks `facts[2].source`, which named it).
 
-hypothesis-jsonschema does not run on the pinned Hypothesis (its object strategy uses
-an internal API Hypothesis has since reshaped), and pydantic emits a small subset of
-JSON Schema, so this module covers that subset and refuses any other keyword by name:
-a tool whose schema needs more makes the suite fail until the keyword is handled here.
+The base comes from hypothesis-jsonschema, kept small, then passes over it add what a
+schema cannot say: readable names (so similar names, and entity resolution, happen),
+ids the server issued, and members that must name another listed member.
 """
 
 from __future__ import annotations
@@ -21,20 +20,13 @@ import re
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import datetime
 from functools import cache
 from typing import Any
 
 from hypothesis import strategies as st
 
-ANNOTATIONS = {"title", "description", "default", "examples", "deprecated", "readOnly",
-               "writeOnly", "$comment"}
-HANDLED = ANNOTATIONS | {
-    "type", "enum", "const", "anyOf", "oneOf", "properties", "required", "additionalProperties",
-    "items", "minItems", "maxItems", "uniqueItems", "minLength", "maxLength", "pattern",
-    "format", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
-}
-# Strings a base uses: readable, so similar names (and so entity resolution) really happen.
+# Strings a base may use instead of the drawn ones: readable, so similar names (and so
+# entity resolution's ambiguity path) really happen.
 WORDS = ["default", "Ada", "Lisbon", "billing", "Billing", "retry policy", "Postgres", "Team Blue",
          "Ines", "ines", "api gateway", "API Gateway", "works_at", "owns", "caused", "note"]
 # How large a generated oversized string may be: well under the 1 MiB body limit.
@@ -42,7 +34,7 @@ BIG = 200_000
 
 
 class UnsupportedSchema(AssertionError):
-    """A schema keyword this generator does not model; extend it rather than skip the tool."""
+    """A schema the suite would silently fuzz less than it asks; extend the suite instead."""
 
 
 @dataclass(frozen=True)
@@ -103,12 +95,24 @@ class Case:
 # ---------------------------------------------------------------------------- schemas
 
 
+# Keywords holding schemas that the walks here (sites, the passes over a base) do not follow.
+UNWALKED = {"$ref", "allOf", "not", "if", "then", "else", "prefixItems", "contains",
+            "patternProperties", "propertyNames", "dependentSchemas", "unevaluatedItems",
+            "unevaluatedProperties"}
+
+
 def check_supported(schema: dict[str, Any], where: str = "") -> None:
-    """Fail loudly on a keyword this module would silently ignore."""
-    unknown = set(schema) - HANDLED
-    if unknown:
-        raise UnsupportedSchema(f"schema at {where or 'the root'} uses {sorted(unknown)}; "
-                                "teach tests/fuzz/schema_values.py to generate it")
+    """Fail loudly where the suite would silently fuzz less than the schema asks: members
+    behind a keyword the mutations never reach, or a format hypothesis-jsonschema ignores
+    (it would send any text, and the base would never be accepted)."""
+    unwalked = set(schema) & UNWALKED
+    if unwalked:
+        raise UnsupportedSchema(f"schema at {where or 'the root'} uses {sorted(unwalked)}; "
+                                "teach tests/fuzz/schema_values.py to walk it")
+    if "format" in schema and schema["format"] not in LIBRARY_FORMATS | set(FORMATS):
+        raise UnsupportedSchema(f"schema at {where or 'the root'} has format "
+                                f"{schema['format']!r}; add it to LIBRARY_FORMATS or FORMATS "
+                                "in tests/fuzz/schema_values.py")
     for branch in schema.get("anyOf", []) + schema.get("oneOf", []):
         check_supported(branch, where)
     for name, sub in schema.get("properties", {}).items():
@@ -214,124 +218,104 @@ def field_matches(reported: str, acceptable: str) -> bool:
 
 # ------------------------------------------------------------------- valid values
 
-
-@cache
-def words(min_size: int = 1, max_size: int = 40) -> st.SearchStrategy[str]:
-    """Readable strings that survive whitespace stripping, within the length bounds."""
-    simple = st.from_regex(r"[A-Za-z0-9]([A-Za-z0-9 _.-]{0,18}[A-Za-z0-9])?", fullmatch=True)
-    unicode = st.text(alphabet=st.characters(categories=("L", "N"), exclude_characters="\x00"),
-                      min_size=1, max_size=12)
-    text = st.one_of(st.sampled_from(WORDS), simple, unicode)
-    return text.filter(lambda s: min_size <= len(s) <= max_size)
-
-
-def datetimes_iso() -> st.SearchStrategy[str]:
-    moment = st.datetimes(min_value=datetime(1970, 1, 1), max_value=datetime(2100, 1, 1))
-    offset = st.sampled_from(["", "Z", "+00:00", "+05:30", "-08:00", "+14:00", "-12:00"])
-    return st.builds(lambda d, z: d.isoformat() + z, moment, offset)
-
-
-def uuids() -> st.SearchStrategy[Any]:
-    """A fresh id, or one the server handed out earlier (so lookups also succeed)."""
-    return st.one_of(st.uuids().map(str), st.integers(0, 1 << 16).map(PoolRef))
-
+# A base stays small (growing it is what the mutations do): lists of at most 4 items,
+# strings of at most 40 characters, at most 3 keys in a free-form map.
+BASE_ITEMS, BASE_CHARS, BASE_KEYS = 4, 40, 3
+# Formats hypothesis-jsonschema generates (RFC 3339 date-times), and strategies for those
+# it ignores (it would send any text): a format in neither fails check_supported.
+LIBRARY_FORMATS = {"date-time"}
+FORMATS = {"uuid": st.uuids().map(str)}
 
 _VALID: dict[str, st.SearchStrategy[Any]] = {}
 
 
 def valid(schema: dict[str, Any]) -> st.SearchStrategy[Any]:
-    """Values the schema admits (JSON Schema cannot say everything the tool requires).
+    """Values the schema admits (JSON Schema cannot say everything the tool requires):
+    hypothesis-jsonschema's, some strings made readable and some ids issued ones.
 
-    Built once per schema: building strategies (regexes above all) costs more than drawing.
+    Built once per schema: building strategies costs more than drawing. No NUL in a base:
+    the database cannot hold it, and the mutations send it.
     """
+    # Imported here: importing it reads Hypothesis's Unicode tables, which Hypothesis warns
+    # against while conftest files load (and tests/fuzz/conftest.py imports this module).
+    from hypothesis_jsonschema import from_schema
+
     key = json.dumps(schema, sort_keys=True)
     if key not in _VALID:
-        _VALID[key] = _valid(schema)
+        # Lists mostly not empty: an empty list of entities stores nothing worth checking.
+        drawn = st.one_of([from_schema(_small(schema, least), custom_formats=FORMATS,
+                                       allow_x00=False) for least in (1, 0)])
+        _VALID[key] = _readable(schema, drawn)
     return _VALID[key]
 
 
-def _valid(schema: dict[str, Any]) -> st.SearchStrategy[Any]:
-    if "const" in schema:
-        return st.just(schema["const"])
-    if "enum" in schema:
-        return st.sampled_from(schema["enum"])
-    branches = schema.get("anyOf") or schema.get("oneOf")
-    if branches:
-        return st.one_of([valid(b) for b in branches])
-    kinds = sorted(types_of(schema))
-    if len(kinds) > 1:
-        return st.one_of([valid({**schema, "type": k}) for k in kinds])
-    kind = kinds[0]
-    if kind == "null":
-        return st.none()
-    if kind == "boolean":
-        return st.booleans()
-    if kind in ("integer", "number"):
-        low, high = schema.get("minimum"), schema.get("maximum")
-        if "exclusiveMinimum" in schema:
-            low = schema["exclusiveMinimum"] + (1 if kind == "integer" else 1e-9)
-        if "exclusiveMaximum" in schema:
-            high = schema["exclusiveMaximum"] - (1 if kind == "integer" else 1e-9)
-        low = -1000 if low is None else low
-        high = low + 1000 if high is None else high
-        if kind == "integer":
-            return st.integers(int(low), int(high))
-        return st.floats(low, high, allow_nan=False, allow_infinity=False)
-    if kind == "string":
-        fmt = schema.get("format")
-        if fmt == "date-time":
-            return datetimes_iso()
-        if fmt == "uuid":
-            return uuids()
-        if fmt is not None:
-            raise UnsupportedSchema(f"string format {fmt!r}")
-        low, high = schema.get("minLength", 0), min(schema.get("maxLength", 40), 40)
-        if "pattern" in schema:
-            return st.from_regex(schema["pattern"], fullmatch=True).filter(
-                lambda s: low <= len(s) <= schema.get("maxLength", len(s)))
-        base = words(max(low, 1), high)
-        return base if low else st.one_of(st.just(""), base)
-    if kind == "array":
-        items = schema.get("items", {})
-        low, high = schema.get("minItems", 0), min(schema.get("maxItems", 4), 4)
-        # Mostly non-empty: an empty list of entities stores nothing worth checking.
-        return st.sampled_from([1, 1, 1, 0]).flatmap(lambda least: st.lists(
-            valid(items), min_size=max(low, min(least, high)), max_size=max(low, high),
-            unique_by=_freeze if schema.get("uniqueItems") else None))
-    if kind == "object":
-        return _objects(schema)
-    raise UnsupportedSchema(f"type {kind!r}")
+def _small(schema: dict[str, Any], least: int) -> dict[str, Any]:
+    """A copy of `schema` with the base's bounds on lists (at least `least` items where the
+    schema allows), plain strings and free-form maps."""
+    schema = copy.deepcopy(schema)
+
+    def tighten(node: dict[str, Any]) -> None:
+        if _plain_string(node) and node.get("minLength", 0) <= BASE_CHARS:
+            node["maxLength"] = min(node.get("maxLength", BASE_CHARS), BASE_CHARS)
+        if "array" in types_of(node) and node.get("minItems", 0) <= BASE_ITEMS:
+            node["maxItems"] = min(node.get("maxItems", BASE_ITEMS), BASE_ITEMS)
+            node["minItems"] = min(max(node.get("minItems", 0), least), node["maxItems"])
+        if isinstance(node.get("additionalProperties"), dict):
+            node["maxProperties"] = len(node.get("properties", {})) + BASE_KEYS
+        for sub in [*node.get("anyOf", []), *node.get("oneOf", []),
+                    *node.get("properties", {}).values(), node.get("items"),
+                    node.get("additionalProperties")]:
+            if isinstance(sub, dict):
+                tighten(sub)
+
+    tighten(schema)
+    return schema
 
 
-def _objects(schema: dict[str, Any]) -> st.SearchStrategy[dict[str, Any]]:
-    properties = schema.get("properties", {})
-    required = set(schema.get("required", []))
-    extra = schema.get("additionalProperties", True)
-
-    members = {name: valid(sub) for name, sub in properties.items()}
-    extra_values = valid(extra) if isinstance(extra, dict) else None
-    extra_keys = st.lists(words(1, 20), max_size=3, unique=True)
-
-    @st.composite
-    def build(draw) -> dict[str, Any]:
-        out = {}
-        for name, values in members.items():
-            if name in required or draw(st.booleans()):
-                out[name] = draw(values)
-        if extra_values is not None:
-            for key in draw(extra_keys):
-                out.setdefault(key, draw(extra_values))
-        return out
-
-    return build()
+def _plain_string(schema: dict[str, Any]) -> bool:
+    return (schema.get("type") == "string" and not {"format", "pattern", "enum", "const"}
+            & set(schema))
 
 
-def _freeze(value: Any) -> Any:
-    if isinstance(value, dict):
-        return tuple(sorted((k, _freeze(v)) for k, v in value.items()))
-    if isinstance(value, list):
-        return tuple(_freeze(v) for v in value)
-    return value
+@cache
+def words(max_size: int = BASE_CHARS) -> st.SearchStrategy[str]:
+    """Readable strings of 1 to 20 characters that survive whitespace stripping."""
+    simple = st.from_regex(r"[A-Za-z0-9]([A-Za-z0-9 _.-]{0,18}[A-Za-z0-9])?", fullmatch=True)
+    return st.one_of(st.sampled_from(WORDS), simple).filter(lambda s: len(s) <= max_size)
+
+
+@st.composite
+def _readable(draw, schema: dict[str, Any], drawn: st.SearchStrategy[Any]) -> Any:
+    """A value from `drawn` with, at random, plain strings (and the keys of free-form maps)
+    replaced by readable words, and ids by ones the server issued (`PoolRef`)."""
+
+    def walk(node_schema: dict[str, Any], node: Any) -> Any:
+        node_schema = branch_for(node_schema, node)
+        if isinstance(node, str):
+            if node_schema.get("format") == "uuid" and draw(st.booleans()):
+                return PoolRef(draw(st.integers(0, 1 << 16)))
+            if (_plain_string(node_schema) and node_schema.get("minLength", 0) <= 1
+                    and draw(st.booleans())):
+                return draw(words(node_schema.get("maxLength", BASE_CHARS)))
+            return node
+        if isinstance(node, list) and isinstance(node_schema.get("items"), dict):
+            return [walk(node_schema["items"], item) for item in node]
+        if isinstance(node, dict):
+            properties = node_schema.get("properties", {})
+            extra = node_schema.get("additionalProperties")
+            out = {}
+            for key, sub in node.items():
+                if key in properties:
+                    out[key] = walk(properties[key], sub)
+                elif isinstance(extra, dict):
+                    out.setdefault(draw(words()) if draw(st.booleans()) else key,
+                                   walk(extra, sub))
+                else:
+                    out[key] = sub
+            return out
+        return node
+
+    return walk(schema, draw(drawn))
 
 
 # ------------------------------------------------------ cross-references, generically
