@@ -332,6 +332,11 @@ def _error(location: str, message: str) -> PydanticCustomError:
 
 def parse(model: type[BaseModel], arguments: dict[str, Any] | None) -> Any:
     """Validate tool arguments; refuse with every problem, each naming its field."""
+    bad_name = _unstorable_name(arguments or {})
+    if bad_name:
+        where, reason = bad_name
+        raise ValidationFailed(f"invalid arguments: {where}: the name {reason}", field=where,
+                               fix="spell every argument and key as plain, valid text")
     try:
         return model.model_validate(arguments or {})
     except ValidationError as exc:
@@ -342,6 +347,28 @@ def parse(model: type[BaseModel], arguments: dict[str, Any] | None) -> Any:
             "invalid arguments: " + "; ".join(problems), field=field,
             fix="change the named fields as described and call again",
         ) from None
+
+
+def _unstorable_name(value: Any, loc: tuple[Any, ...] = ()) -> tuple[str, str] | None:
+    """The first member name (at any depth) that is not storable text, with why.
+
+    pydantic refuses such a name without saying where (it fails to read the key), so it
+    is found here first, and named like any other field.
+    """
+    if isinstance(value, dict):
+        for key, item in value.items():
+            reason = unstorable(key) if isinstance(key, str) else None
+            if reason:
+                return _location((*loc, key)), reason
+            found = _unstorable_name(item, (*loc, key))
+            if found:
+                return found
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            found = _unstorable_name(item, (*loc, index))
+            if found:
+                return found
+    return None
 
 
 def _location(loc: tuple[Any, ...]) -> str:

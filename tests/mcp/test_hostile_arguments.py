@@ -177,8 +177,19 @@ def test_an_unknown_argument_is_named_however_it_is_spelled(call, unknown, field
 
 def test_a_nul_in_an_entity_resolutions_key_is_refused(call):
     arguments = episode(assume_new=False, entity_resolutions={"Ada\u0000": "new"})
-    error = refused(call("write_episode", arguments), "entity_resolutions")
+    error = refused(call("write_episode", arguments), "entity_resolutions['Ada\\x00']")
     assert "NUL" in error["message"]
+
+
+@pytest.mark.parametrize(("arguments", "field"), [
+    ({"scope": "solo", "\ud800": "x"}, "['\\ud800']"),
+    ({"scope": "solo", "x\u0000": "x"}, "['x\\x00']"),
+    ({"scope": "solo", "cursor": None, "deep": [{"\udfff": 1}]}, "deep[0]['\\udfff']"),
+])
+def test_an_argument_name_that_is_not_storable_text_is_refused_by_name(call, arguments, field):
+    """Found by the fuzz suite: a key that was a lone surrogate was refused without a field."""
+    error = refused(call("get_audit_log", arguments), field)
+    assert "the name contains" in error["message"]
 
 
 # 3. Names that grow under normalization, and names of many words.
