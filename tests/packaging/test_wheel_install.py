@@ -221,22 +221,30 @@ def test_quickstart_and_serve_from_any_folder(installed, servers, tmp_path):
     assert "vector" in facts[0]["matched"], facts
 
 
-def test_quickstart_without_the_model_stops_with_the_fix(installed, tmp_path):
-    model, = (installed.venv / "lib").glob("python*/site-packages/memories/embedding_model/"
-                                           "model.safetensors")
-    hidden = model.with_name("model.safetensors.hidden")
-    os.replace(model, hidden)
+@pytest.mark.parametrize(("shipped", "part", "says"), [
+    ("memories/embedding_model/model.safetensors", "model", "the embedding model is missing"),
+    ("echomem/templates/home.html", "templates", "the page templates home.html are not"),
+], ids=["model", "templates"])
+def test_a_missing_part_stops_every_command_with_the_fix(installed, tmp_path, shipped, part,
+                                                         says):
+    site, = (installed.venv / "lib").glob("python*/site-packages")
+    hidden = (site / shipped).with_name("hidden")
+    os.replace(site / shipped, hidden)
+    env = installed.env(tmp_path / "home")
     try:
-        done = run_cli("quickstart", "--no-serve", env=installed.env(tmp_path / "home"),
-                       timeout=300, executable=installed.bin("echo-memory"),
-                       cwd=installed.workdir)
-        status = run_cli("status", env=installed.env(tmp_path / "home"),
-                         executable=installed.bin("echo-memory"), cwd=installed.workdir)
+        runs = {command: run_cli(*command.split(), env=env, timeout=300, cwd=installed.workdir,
+                                 executable=installed.bin("echo-memory"))
+                for command in ("quickstart --no-serve", f"serve --port {free_port()}",
+                                "status")}
     finally:
-        os.replace(hidden, model)
-    assert done.returncode != 0
-    assert "set up" not in done.stdout
-    assert "model: the embedding model is missing" in done.stderr
-    assert "pip install --force-reinstall echo_mem-*.whl" in done.stderr
-    assert "Traceback" not in done.stderr
-    assert status.returncode == 1 and "model:     MISSING" in status.stdout
+        os.replace(hidden, site / shipped)
+    for command in ("quickstart --no-serve", "serve"):
+        done = next(run for name, run in runs.items() if name.startswith(command))
+        assert done.returncode == 2, (command, done.stdout, done.stderr)
+        assert "set up" not in done.stdout and "Serving on" not in done.stdout
+        assert done.stderr.strip().startswith(f"echo-memory: {part}: {says}"), done.stderr
+        assert "pip install --force-reinstall echo_mem-*.whl" in done.stderr
+        assert "Traceback" not in done.stderr
+    status = runs["status"]
+    assert status.returncode == 1
+    assert re.search(rf"^{part}: +MISSING \({says}", status.stdout, re.M), status.stdout
