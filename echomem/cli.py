@@ -96,6 +96,7 @@ def quickstart(host: str, port: int, username: str | None, new_key: bool, no_ser
         check_port_free(host, port)
     runtime = _prepare()
     _migrate()
+    _require_install()
     from accounts.services import local_owner_ensure, quickstart_key
 
     username = username or _login_name()
@@ -153,6 +154,7 @@ def serve_command(host: str, port: int, workers: int, threads: int) -> None:
         _migrate()
     else:
         _refuse_pending_migrations()
+    _require_install()
     click.echo(f"Serving on http://{host}:{port}/ ; MCP endpoint {_endpoint(host, port)}")
     _say_who_needs_no_key(host)
     sys.stdout.flush()
@@ -179,15 +181,20 @@ def _say_who_needs_no_key(host: str) -> None:
 
 
 def _refuse_pending_migrations() -> None:
-    from django.db import connection
-    from django.db.migrations.executor import MigrationExecutor
+    from echomem import readiness
 
-    executor = MigrationExecutor(connection)
-    if executor.migration_plan(executor.loader.graph.leaf_nodes()):
+    if not readiness.migrations().ok:
         raise ConfigurationError(
             "the database at DATABASE_URL has unapplied migrations; "
             "run `echo-memory migrate` before serving."
         )
+
+
+def _require_install() -> None:
+    """The model, templates and static files: a wheel can lack them, so check before 'ready'."""
+    from echomem import readiness
+
+    readiness.require()
 
 
 @main.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
@@ -339,16 +346,15 @@ def status() -> None:
     home = echo_home()
     external = os.environ.get("DATABASE_URL", "").strip()
     click.echo(f"home:      {home}")
+    database_up = True
     if external:
         click.echo("database:  DATABASE_URL")
     else:
         pid = embedded_db.is_running(home)
         state = f"running (pid {pid})" if pid else "stopped"
         click.echo(f"database:  embedded PostgreSQL in {home / 'pgdata'}: {state}")
-        if not pid:
-            click.echo("server:    not running (start it with `echo-memory serve`)")
-            return
-    server = recorded_server(home)
+        database_up = bool(pid)
+    server = recorded_server(home) if database_up else None
     if server:
         url = f"http://{server['host']}:{server['port']}/healthz"
         try:
@@ -359,17 +365,22 @@ def status() -> None:
                    f"({'healthy' if healthy else 'not answering'})")
     else:
         click.echo("server:    not running (start it with `echo-memory serve`)")
-    _prepare()
-    from django.db import connection
-    from django.db.migrations.executor import MigrationExecutor
+    # A stopped embedded database stays stopped: the install is checked without it.
+    _prepare(start_database=database_up)
+    from echomem import readiness
 
-    from accounts.models import Account, ApiKey
-    from memories.models import Memory
+    parts = readiness.INSTALL_CHECKS
+    if database_up:
+        parts = (readiness.migrations, *parts)
+    checks = readiness.run(parts)
+    for check in checks:
+        click.echo(f"{check.part + ':':<11}{'ok' if check.ok else 'MISSING'} ({check.detail})")
+    if not all(check.ok for check in checks):
+        sys.exit(1)
+    if database_up:
+        from accounts.models import Account, ApiKey
+        from memories.models import Memory
 
-    executor = MigrationExecutor(connection)
-    pending = len(executor.migration_plan(executor.loader.graph.leaf_nodes()))
-    click.echo(f"migrations: {'up to date' if not pending else f'{pending} pending'}")
-    if not pending:
         click.echo(f"accounts:  {Account.objects.count()}, memories: {Memory.objects.count()}, "
                    f"active keys: {ApiKey.objects.filter(revoked_at__isnull=True).count()}")
 

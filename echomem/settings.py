@@ -15,7 +15,6 @@ from echomem.db import startup_options
 from echomem.errors import ConfigurationError
 from echomem.home import echo_home, persistent_secret_key
 
-BASE_DIR = Path(__file__).resolve().parent.parent
 env = environ.Env()
 
 ECHO_MEMORY_HOME = echo_home()
@@ -119,7 +118,7 @@ WSGI_APPLICATION = "echomem.wsgi.application"
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
-        "DIRS": [BASE_DIR / "templates"],
+        "DIRS": [Path(__file__).resolve().parent / "templates"],
         "APP_DIRS": True,
         "OPTIONS": {
             "context_processors": [

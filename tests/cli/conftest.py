@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -36,19 +37,21 @@ def cli_env(home: Path | str, **extra: str) -> dict[str, str]:
     return env
 
 
-def run_cli(*args: str, env: dict[str, str], timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([ECHO_MEMORY, *args], env=env, capture_output=True, text=True,
-                          timeout=timeout)
+def run_cli(*args: str, env: dict[str, str], timeout: float = 120,
+            executable: str = ECHO_MEMORY, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([executable, *args], env=env, capture_output=True, text=True,
+                          timeout=timeout, cwd=cwd)
 
 
 class Server:
     """A background `echo-memory` process whose output is collected to a file."""
 
-    def __init__(self, args: list[str], env: dict[str, str], log: Path):
+    def __init__(self, args: list[str], env: dict[str, str], log: Path, *,
+                 executable: str = ECHO_MEMORY, cwd: Path | None = None):
         self.log = log
         self.handle = log.open("w")
-        self.process = subprocess.Popen([ECHO_MEMORY, *args], env=env, stdout=self.handle,
-                                        stderr=subprocess.STDOUT, text=True)
+        self.process = subprocess.Popen([executable, *args], env=env, stdout=self.handle,
+                                        stderr=subprocess.STDOUT, text=True, cwd=cwd)
 
     def output(self) -> str:
         return self.log.read_text()
@@ -88,8 +91,8 @@ def servers(request):
     marked = request.node.get_closest_marker("injects_server_fault") is not None
 
     def start(args: list[str], env: dict[str, str], log: Path, *,
-              tracebacks_expected: bool = False) -> Server:
-        server = Server(args, env, log)
+              tracebacks_expected: bool = False, **where: Any) -> Server:
+        server = Server(args, env, log, **where)
         started.append((server, tracebacks_expected))
         return server
 
@@ -100,3 +103,36 @@ def servers(request):
               if not (expected or marked) and (found := server_tracebacks(server.output()))]
     assert not logged, ("a server this test started logged a traceback (a test that injects "
                         "faults passes tracebacks_expected=True):\n" + "\n".join(logged))
+
+
+MCP_HEADERS = {"Accept": "application/json, text/event-stream",
+               "Content-Type": "application/json"}
+PROTOCOL = "2025-06-18"
+
+
+class McpClient:
+    """A plain JSON-RPC client of /mcp: one session, the documented headers."""
+
+    def __init__(self, base: str, key: str):
+        self.http = httpx.Client(base_url=base, timeout=30,
+                                 headers={"Authorization": f"Bearer {key}", **MCP_HEADERS})
+        self.ids = iter(range(1, 1_000_000))
+        opened = self.rpc("initialize", {"protocolVersion": PROTOCOL, "capabilities": {},
+                                         "clientInfo": {"name": "echo-tests", "version": "1"}})
+        self.http.headers["Mcp-Session-Id"] = opened.headers["mcp-session-id"]
+        self.http.headers["MCP-Protocol-Version"] = PROTOCOL
+        assert self.rpc("notifications/initialized", {}, notify=True).status_code == 202
+
+    def rpc(self, method: str, params: dict[str, Any], notify: bool = False) -> httpx.Response:
+        body: dict[str, Any] = {"jsonrpc": "2.0", "method": method, "params": params}
+        if not notify:
+            body["id"] = next(self.ids)
+        return self.http.post("/mcp", json=body)
+
+    def call(self, tool: str, arguments: dict[str, Any]) -> dict[str, Any] | None:
+        """The tool's result, or None for a protocol error or a tool error (isError)."""
+        reply = self.rpc("tools/call", {"name": tool, "arguments": arguments})
+        if reply.status_code != 200 or "result" not in reply.json():
+            return None
+        result = reply.json()["result"]
+        return None if result.get("isError") else result

@@ -34,16 +34,13 @@ import psutil
 import psycopg
 import pytest
 
-from tests.cli.conftest import ECHO_MEMORY, Server, cli_env, run_cli
+from tests.cli.conftest import ECHO_MEMORY, McpClient, Server, cli_env, run_cli
 from tests.cli.test_quickstart import KEY
 from tests.harness import free_port
 
 CLIENTS = 4                 # two speak MCP, two the REST mirror
 ACKNOWLEDGED_BEFORE_KILL = 20
 MAX_FACTS = 30
-MCP_HEADERS = {"Accept": "application/json, text/event-stream",
-               "Content-Type": "application/json"}
-PROTOCOL = "2025-06-18"
 
 
 class SessionServer(Server):
@@ -160,32 +157,6 @@ class Ledger:
 def _transport_outcome(error: httpx.TransportError) -> str:
     # Refused before anything was sent, or cut off after the request went out.
     return "unreached" if isinstance(error, httpx.ConnectError) else "cut off"
-
-
-class McpClient:
-    def __init__(self, base: str, key: str):
-        self.http = httpx.Client(base_url=base, timeout=30,
-                                 headers={"Authorization": f"Bearer {key}", **MCP_HEADERS})
-        self.ids = iter(range(1, 1_000_000))
-        opened = self.rpc("initialize", {"protocolVersion": PROTOCOL, "capabilities": {},
-                                         "clientInfo": {"name": "crash-test", "version": "1"}})
-        self.http.headers["Mcp-Session-Id"] = opened.headers["mcp-session-id"]
-        self.http.headers["MCP-Protocol-Version"] = PROTOCOL
-        assert self.rpc("notifications/initialized", {}, notify=True).status_code == 202
-
-    def rpc(self, method: str, params: dict[str, Any], notify: bool = False) -> httpx.Response:
-        body: dict[str, Any] = {"jsonrpc": "2.0", "method": method, "params": params}
-        if not notify:
-            body["id"] = next(self.ids)
-        return self.http.post("/mcp", json=body)
-
-    def call(self, tool: str, arguments: dict[str, Any]) -> dict[str, Any] | None:
-        """The tool's result, or None for a protocol error or a tool error (isError)."""
-        reply = self.rpc("tools/call", {"name": tool, "arguments": arguments})
-        if reply.status_code != 200 or "result" not in reply.json():
-            return None
-        result = reply.json()["result"]
-        return None if result.get("isError") else result
 
 
 class RestClient:
