@@ -1,19 +1,31 @@
 """The audit trail: written in the same transaction as the change it records.
 
-Each account's events form a hash chain (hash = SHA-256 of the previous hash and
-the event's canonical JSON). The chain head's row lock is the last lock a write
-takes, so concurrent writers append in commit order without deadlocking.
+Each account's events form a hash chain: hash = SHA-256 of the previous hash and the
+event's canonical JSON. The chain head's row lock is the last lock a write takes, so
+concurrent writers append in commit order without deadlocking.
+
+Chain format 2 makes text erasable without breaking the chain. An event commits to
+its metadata and to `payload_digest` = SHA-256(salt + canonical JSON of before/after),
+never to the text itself. Erasing (deleting a memory, later forgetting a fact) nulls
+before, after and the salt in place, through the one path the append-only trigger
+allows (`erase_memory_events`); the digest stays, so the chain verifies, and without
+the salt the digest cannot be used to confirm a guessed text. Verification checks
+every remaining payload against its digest, and refuses an erased event that no later
+erasure event accounts for. Format 1 (hashing before/after directly) is what chains
+written before migration 0008 used; that migration verified and converted them.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import secrets
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from django.core.serializers.json import DjangoJSONEncoder
+from django.db import connection
 from django.utils import timezone
 
 from accounts.models import Account
@@ -23,12 +35,17 @@ from memories import bulk
 from memories.models import AuditChainHead, AuditEvent, Memory
 
 GENESIS = "0" * 64
+FORMAT = 2
+# The event that accounts for erased events: every event of its memory before it.
+MEMORY_DELETED = "memory.deleted"
+ERASURE_ACTIONS = frozenset({MEMORY_DELETED})
 EVENT_COLUMNS = [
     ("account_id", "bigint"), ("seq", "bigint"), ("memory_id", "bigint"),
     ("memory_name", "text"), ("partition", "text"), ("action", "text"), ("object_id", "text"),
     ("session_id", "text"), ("holder_id", "bigint"), ("tool", "text"), ("key_id", "bigint"),
     ("before", "text"), ("after", "text"), ("created_at", "timestamptz"),
-    ("prev_hash", "text"), ("hash", "text"),
+    ("prev_hash", "text"), ("hash", "text"), ("format", "smallint"), ("salt", "text"),
+    ("payload_digest", "text"),
 ]
 
 
@@ -49,16 +66,54 @@ def _json(value: Any) -> str | None:
     return None if value is None else json.dumps(value, ensure_ascii=False)
 
 
-def _digest(prev_hash: str, event: AuditEvent) -> str:
-    body = json.dumps({
+def _canonical(value: dict[str, Any]) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def _metadata(event: AuditEvent) -> dict[str, Any]:
+    return {
         "account": event.account_id, "seq": event.seq, "memory": event.memory_id,
         "memory_name": event.memory_name, "partition": event.partition,
         "action": event.action, "object_id": event.object_id,
         "session_id": event.session_id, "holder": event.holder_id, "tool": event.tool,
-        "key": event.key_id, "before": event.before, "after": event.after,
-        "created_at": event.created_at.isoformat(),
-    }, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        "key": event.key_id, "created_at": event.created_at.isoformat(),
+    }
+
+
+def payload_digest(salt: str, before: Any, after: Any) -> str:
+    body = _canonical({"before": before, "after": after})
+    return hashlib.sha256((salt + body).encode()).hexdigest()
+
+
+def digest_v1(prev_hash: str, event: AuditEvent) -> str:
+    """Format 1: the text itself is hashed (kept to verify chains before converting them)."""
+    body = _canonical({**_metadata(event), "before": event.before, "after": event.after})
     return hashlib.sha256((prev_hash + body).encode()).hexdigest()
+
+
+def digest_v2(prev_hash: str, event: AuditEvent) -> str:
+    body = _canonical({**_metadata(event), "format": 2, "payload": event.payload_digest})
+    return hashlib.sha256((prev_hash + body).encode()).hexdigest()
+
+
+def seal(event: AuditEvent, prev_hash: str) -> str:
+    """Give a new (or converted) event a salt, its payload digest and its format-2 hash."""
+    event.format = FORMAT
+    event.salt = secrets.token_hex(16)
+    event.payload_digest = payload_digest(event.salt, event.before, event.after)
+    event.prev_hash = prev_hash
+    event.hash = digest_v2(prev_hash, event)
+    return event.hash
+
+
+def _intact(prev_hash: str, event: AuditEvent) -> bool:
+    if event.format == 1:
+        return digest_v1(prev_hash, event) == event.hash
+    if event.salt is None:
+        erased = event.before is None and event.after is None and event.erased_at is not None
+        return erased and digest_v2(prev_hash, event) == event.hash
+    return (payload_digest(event.salt, event.before, event.after) == event.payload_digest
+            and digest_v2(prev_hash, event) == event.hash)
 
 
 def audit_record(
@@ -85,9 +140,8 @@ def audit_record(
             object_id=change.object_id, session_id=session_id,
             holder_id=principal.holder_id, tool=principal.tool, key_id=principal.key_id,
             before=_plain(change.before), after=_plain(change.after), created_at=now,
-            prev_hash=prev,
         )
-        event.hash = prev = _digest(prev, event)
+        prev = seal(event, prev)
         events.append(event)
     bulk.execute(*bulk.combine([
         bulk.Statement("UPDATE memories_auditchainhead SET seq = %s, hash = %s "
@@ -95,7 +149,8 @@ def audit_record(
         bulk.insert_statement("memories_auditevent", EVENT_COLUMNS, [
             (e.account_id, e.seq, e.memory_id, e.memory_name, e.partition, e.action,
              e.object_id, e.session_id, e.holder_id, e.tool, e.key_id, _json(e.before),
-             _json(e.after), e.created_at, e.prev_hash, e.hash)
+             _json(e.after), e.created_at, e.prev_hash, e.hash, e.format, e.salt,
+             e.payload_digest)
             for e in events
         ], casts={"before": "::jsonb", "after": "::jsonb"}),
     ]))
@@ -118,13 +173,23 @@ def verify_events(events: Iterable[AuditEvent], *, after_seq: int = 0,
 
     Works on any AuditEvent instances, saved or built from raw rows, so a chain can be
     verified incrementally (the fuzz suite checks only what each request appended).
+    An erased event must be followed, within the events read, by the erasure event of
+    its memory; otherwise the chain is broken at the first unaccounted one.
     """
     prev, expected_seq = after_hash, after_seq + 1
+    unaccounted: dict[int | None, int] = {}  # memory id -> first erased seq not yet explained
     for event in events:
         broken = event.seq != expected_seq or event.prev_hash != prev
-        if broken or _digest(prev, event) != event.hash:
+        if broken or not _intact(prev, event):
             return ChainCheck(False, expected_seq, expected_seq - 1, prev)
+        if event.format == FORMAT and event.salt is None:
+            unaccounted.setdefault(event.memory_id, event.seq)
+        if event.action in ERASURE_ACTIONS:
+            unaccounted.pop(event.memory_id, None)
         prev, expected_seq = event.hash, expected_seq + 1
+    if unaccounted:
+        first = min(unaccounted.values())
+        return ChainCheck(False, first, first - 1, "")
     return ChainCheck(True, None, expected_seq - 1, prev)
 
 
@@ -173,3 +238,17 @@ def audit_verify_accounts(
 def no_such_account(account_id: int) -> NotFound:
     return NotFound(f"there is no account {account_id}", field="--account",
                     fix="pass the id of an existing account, or omit --account")
+
+
+def erase_memory_events(*, account_id: int, memory_id: int) -> int:
+    """Erase the text of every event of one memory (call inside the deletion's transaction,
+    which then records MEMORY_DELETED). The trigger allows this UPDATE and no other."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT set_config('echo_memory.audit_erasing', 'on', true)")
+        cursor.execute(
+            "UPDATE memories_auditevent SET before = NULL, after = NULL, salt = NULL, "
+            "erased_at = now() WHERE account_id = %s AND memory_id = %s AND salt IS NOT NULL",
+            [account_id, memory_id])
+        erased = cursor.rowcount
+        cursor.execute("SELECT set_config('echo_memory.audit_erasing', 'off', true)")
+    return erased

@@ -215,7 +215,8 @@ class CorpusStat(models.Model):
 class AuditEvent(models.Model):
     """Append-only record of every mutation; `hash` chains each account's events in order.
 
-    A trigger (migration 0004) refuses UPDATE and DELETE outside account erasure, and
+    A trigger (migrations 0004, 0008) refuses UPDATE and DELETE except erasing a
+    memory's text in place (and deleting a whole account), and
     the chain makes an altered or missing row detectable (`audit_verify`). References
     other than the account are plain ids without foreign keys, so deleting a memory,
     key or user never has to rewrite history.
@@ -239,6 +240,12 @@ class AuditEvent(models.Model):
     created_at = models.DateTimeField()
     prev_hash = models.CharField(max_length=64)
     hash = models.CharField(max_length=64)
+    # Chain format 2 (memories/audit.py): the hash commits to payload_digest, a salted
+    # digest of before/after, so erasing the text (and the salt) keeps the chain whole.
+    format = models.PositiveSmallIntegerField(default=2)
+    salt = models.CharField(max_length=32, null=True)
+    payload_digest = models.CharField(max_length=64, blank=True, default="")
+    erased_at = models.DateTimeField(null=True)
 
     class Meta:
         constraints = [
