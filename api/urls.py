@@ -1,5 +1,6 @@
 from django.urls import path, re_path
-from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
+from django.views.generic import RedirectView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.permissions import AllowAny
 
 from api import tools, views
@@ -12,6 +13,8 @@ urlpatterns = [
     *(path(f"tools/{name}", view, name=name) for name, view in tools.VIEWS.items()),
     path("schema", SpectacularAPIView.as_view(**public), name="schema"),
     path("docs", SpectacularSwaggerView.as_view(url_name="api:schema", **public), name="docs"),
-    path("redoc", SpectacularRedocView.as_view(url_name="api:schema", **public), name="redoc"),
+    # Redoc's bundle always fetches its logo from cdn.redoc.ly (and its page, Google Fonts):
+    # a self-hosted box makes no third-party requests, so the one browsable UI is Swagger.
+    path("redoc", RedirectView.as_view(pattern_name="api:docs", permanent=True), name="redoc"),
     re_path(r"", not_found),
 ]

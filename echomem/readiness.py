@@ -17,7 +17,7 @@ REINSTALL = ("reinstall Echo Memory from a complete wheel "
              "(`pip install --force-reinstall echo_mem-*.whl`)")
 # One template and one static file of each source: ours, and Django's admin.
 TEMPLATES = ("home.html", "base.html", "admin/login.html")
-STATIC_FILES = ("admin/css/base.css",)
+STATIC_FILES = ("echomem/favicon.svg", "admin/css/base.css")
 
 
 @dataclass(frozen=True)

@@ -143,6 +143,8 @@ USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "static/"
+# The project's own assets (echomem is not an app, so the app finder does not look here).
+STATICFILES_DIRS = [Path(__file__).resolve().parent / "static"]
 # Production may collectstatic into STATIC_ROOT; the box serves from the app packages.
 STATIC_ROOT = env.str("STATIC_ROOT", default="") or None
 # Serve app static files straight from their packages: no collectstatic step on the box.
@@ -183,10 +185,9 @@ SPECTACULAR_SETTINGS = {
     # 3.1: the tool schemas come from pydantic, whose optional fields are `type: null` unions.
     "OAS_VERSION": "3.1.0",
     "SERVE_INCLUDE_SCHEMA": False,
-    # Swagger UI and Redoc come from the drf-spectacular-sidecar package: no CDN at run time.
+    # Swagger UI comes from the drf-spectacular-sidecar package: no CDN at run time.
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
-    "REDOC_DIST": "SIDECAR",
 }
 
 # The MCP endpoint (mcp_gateway/). Every request of a key counts against one rolling window,

@@ -1,5 +1,7 @@
 from django.contrib import admin
+from django.templatetags.static import static
 from django.urls import include, path, re_path
+from django.views.generic import RedirectView
 
 from api.errors import not_found as api_not_found
 from echomem import views
@@ -11,6 +13,8 @@ admin.site.site_title = "Echo Memory"
 urlpatterns = [
     path("", views.home, name="home"),
     path("healthz", views.healthz, name="healthz"),
+    # Browsers ask for /favicon.ico on pages that name no icon (the admin's).
+    path("favicon.ico", RedirectView.as_view(url=static("echomem/favicon.svg"), permanent=True)),
     path("admin/", admin.site.urls),
     path("api/v1/", include("api.urls")),
     # Everything else under /api answers in the API's shape, not with an HTML page (and
