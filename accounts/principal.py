@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from accounts import keys
 from accounts.models import ApiKey, Membership
-from echomem.errors import AuthenticationFailed, ConfigurationError
+from echomem.errors import AuthenticationFailed, ConfigurationError, NotFound
 
 # Writing last_used_at on every request would turn each read into a write.
 LAST_USED_RESOLUTION = timedelta(minutes=1)
@@ -135,3 +135,19 @@ def _touch(key: ApiKey) -> None:
     now = timezone.now()
     if key.last_used_at is None or now - key.last_used_at >= LAST_USED_RESOLUTION:
         ApiKey.objects.filter(pk=key.pk).update(last_used_at=now)
+
+
+WEB_TOOL = "web"
+
+
+def principal_for_member(user, account_id: int | None = None) -> tuple[Principal, str]:
+    """A signed-in person acting in one of their accounts (the first they joined if none
+    is named), with their role there. Not a member: NotFound, as for a missing account."""
+    memberships = Membership.objects.filter(user=user).order_by("pk")
+    if account_id is not None:
+        memberships = memberships.filter(account_id=account_id)
+    found = memberships.values_list("account_id", "role").first()
+    if found is None:
+        raise NotFound("you are not a member of that account", field="account",
+                       fix="pick one of your accounts, or ask its owner for an invitation")
+    return Principal(account_id=found[0], holder_id=user.pk, tool=WEB_TOOL), found[1]

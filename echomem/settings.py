@@ -31,6 +31,11 @@ _database_url = env.str("DATABASE_URL", default="")
 EMBEDDED_DATABASE = not _database_url
 # The single box bills nothing and may take its principal from the environment.
 SELF_HOSTED = env.bool("ECHO_MEMORY_SELF_HOSTED", default=EMBEDDED_DATABASE)
+# Anyone may sign up on the hosted service; a self-hosted box's owner invites people.
+OPEN_SIGNUP = env.bool("ECHO_MEMORY_OPEN_SIGNUP", default=not SELF_HOSTED)
+LOGIN_URL = "web:login"
+LOGIN_REDIRECT_URL = "web:dashboard"
+LOGOUT_REDIRECT_URL = "web:login"
 SELF_HOSTED_USER_ID = env.str("ECHO_MEMORY_USER_ID", default="")
 SELF_HOSTED_AGENT_ID = env.str("ECHO_MEMORY_AGENT_ID", default="")
 # A request without a key acts as ECHO_MEMORY_USER_ID only when it comes from this machine
@@ -94,10 +99,12 @@ INSTALLED_APPS = [
     "rest_framework",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "bootstrap",
     "accounts",
     "memories",
     "billing",
     "mcp_gateway",
+    "web",
     "api",
 ]
 
@@ -125,6 +132,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "web.context_processors.signup",
             ],
         },
     },
@@ -165,8 +173,6 @@ if HTTPS:
     SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=True)
 # Health probes arrive over plain HTTP from the load balancer itself.
 SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
-
-LOGIN_URL = "admin:login"
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["api.auth.BearerKeyAuthentication"],

@@ -15,6 +15,7 @@ from echomem.settings import *  # noqa: E402,F403
 SELF_HOSTED = False
 SELF_HOSTED_USER_ID = ""
 SELF_HOSTED_AGENT_ID = ""
+OPEN_SIGNUP = True
 # Index right after each write commits, so live-server tests see facts by meaning at once.
 ECHO_MEMORY_INDEXING = "inline"
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast logins in tests

@@ -20,9 +20,6 @@ from playwright.sync_api import Browser, Page, Response, sync_playwright
 
 REPO = Path(__file__).resolve().parents[2]
 SCREENSHOTS = Path(os.environ.get("ECHO_E2E_SCREENSHOTS", REPO / ".e2e-screenshots"))
-# Playwright's sync API keeps an event loop on this thread; the test's own ORM calls
-# are still plain synchronous code.
-os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
 
 def chromium_path() -> str:
@@ -34,9 +31,14 @@ def chromium_path() -> str:
     return found
 
 
-@pytest.fixture(scope="session")
+# Per module, not per session: while Playwright's sync API is open it keeps an asyncio
+# loop running on this thread, which other suites' own event loops (anyio) refuse.
+# That loop also makes Django take the tests' own ORM calls (and the database fixtures')
+# for async code; they are not, so the check is off while the module runs, and only then.
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
-    with sync_playwright() as playwright:
+    with pytest.MonkeyPatch.context() as patch, sync_playwright() as playwright:
+        patch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
         launched = playwright.chromium.launch(executable_path=chromium_path(), headless=True)
         yield launched
         launched.close()

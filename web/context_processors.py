@@ -1,0 +1,5 @@
+from django.conf import settings
+
+
+def signup(request):
+    return {"open_signup": settings.OPEN_SIGNUP}
