@@ -8,7 +8,7 @@ from django.utils import timezone
 
 from accounts import keys
 from accounts.models import Account, ApiKey, Membership
-from echomem.errors import ValidationFailed
+from echomem.errors import Forbidden, NotFound, ValidationFailed
 from memories.models import Memory
 from memories.selectors import DEFAULT_MEMORY_NAME
 from memories.services import memory_create
@@ -101,3 +101,20 @@ def quickstart_key(
     default = Memory.objects.get(account=account, name=DEFAULT_MEMORY_NAME)
     return api_key_create(account=account, holder=holder, name="quickstart",
                           tool=QUICKSTART_TOOL, default_memory=default)
+
+
+def api_key_revoke_as(*, principal, role: str, key_id: int) -> ApiKey:
+    """Revoke a key of the principal's account: members their own keys, owners and admins
+    any. Another account's key is NotFound, like a missing one."""
+    key = ApiKey.objects.filter(pk=key_id, account_id=principal.account_id).first()
+    if key is None:
+        raise NotFound("there is no such API key in this account", field="key",
+                       fix="pick a key from the list of this account's keys")
+    if not may_revoke(role=role, user_id=principal.holder_id, key=key):
+        raise Forbidden("members may revoke only their own keys", field="key",
+                        fix="ask an owner or admin of the account to revoke it")
+    return api_key_revoke(key=key)
+
+
+def may_revoke(*, role: str, user_id: int | None, key: ApiKey) -> bool:
+    return role != Membership.Role.MEMBER or key.holder_id == user_id

@@ -26,3 +26,21 @@ class SignUpForm(forms.Form):
             except forms.ValidationError as error:
                 self.add_error("password", error)
         return cleaned
+
+
+class NewKeyForm(forms.Form):
+    name = forms.CharField(max_length=100, help_text="For you: where the key lives, e.g. "
+                                                     "“laptop” or “CI”.")
+    tool = forms.RegexField(
+        max_length=64, regex=r"^[a-z0-9][a-z0-9._-]*$",
+        error_messages={"invalid": "Use lower-case letters, digits, dots, dashes or "
+                                   "underscores, e.g. claude-code."},
+        help_text="The agent that will use it, e.g. claude-code, cursor or support-bot. Its "
+                  "solo facts are kept apart per tool.")
+    default_memory = forms.ModelChoiceField(
+        queryset=None, required=False, empty_label="the account's default",
+        help_text="Where the agent reads and writes when it names no memory.")
+
+    def __init__(self, *args, memories, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["default_memory"].queryset = memories

@@ -10,4 +10,6 @@ urlpatterns = [
                                                 redirect_authenticated_user=True), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("dashboard/", views.dashboard, name="dashboard"),
+    path("keys/new/", views.key_new, name="key_new"),
+    path("keys/<int:key_id>/revoke/", views.key_revoke, name="key_revoke"),
 ]

@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 from django.conf import settings
+from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods
 
-from accounts.models import Account, ApiKey
+from accounts.models import Account, ApiKey, Membership
 from accounts.principal import principal_for_member
-from memories.selectors import memory_list
-from web.forms import SignUpForm
+from accounts.services import api_key_create, api_key_revoke_as, may_revoke
+from echomem.errors import Forbidden, NotFound
+from memories.models import Memory
+from web.forms import NewKeyForm, SignUpForm
 from web.services import sign_up
 
 
@@ -35,11 +40,50 @@ def signup(request: HttpRequest) -> HttpResponse:
 def dashboard(request: HttpRequest) -> HttpResponse:
     principal, role = principal_for_member(request.user)
     keys = ApiKey.objects.filter(account_id=principal.account_id, revoked_at__isnull=True)
-    if role == "member":
+    if role == Membership.Role.MEMBER:
         keys = keys.filter(holder_id=request.user.pk)
     return render(request, "web/dashboard.html", {
         "account": Account.objects.get(pk=principal.account_id), "role": role,
-        "memories": memory_list(principal),
+        "memories": Memory.objects.filter(account_id=principal.account_id).order_by("name"),
         "keys": keys.select_related("holder", "default_memory").order_by("-created_at"),
         "mcp_url": request.build_absolute_uri("/mcp"),
     })
+
+
+@never_cache  # the page that shows a key's secret must not be kept by any cache
+@login_required
+@require_http_methods(["GET", "POST"])
+def key_new(request: HttpRequest) -> HttpResponse:
+    principal, _ = principal_for_member(request.user)
+    memories = Memory.objects.filter(account_id=principal.account_id).order_by("name")
+    form = NewKeyForm(request.POST or None, memories=memories)
+    if request.method == "POST" and form.is_valid():
+        key, plaintext = api_key_create(
+            account=Account.objects.get(pk=principal.account_id), holder=request.user,
+            name=form.cleaned_data["name"], tool=form.cleaned_data["tool"],
+            default_memory=form.cleaned_data["default_memory"])
+        return render(request, "web/key_created.html", {
+            "key": key, "plaintext": plaintext, "mcp_url": request.build_absolute_uri("/mcp")})
+    return render(request, "web/key_new.html", {"form": form})
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def key_revoke(request: HttpRequest, key_id: int) -> HttpResponse:
+    principal, role = principal_for_member(request.user)
+    key = ApiKey.objects.filter(pk=key_id, account_id=principal.account_id,
+                                revoked_at__isnull=True).select_related("holder").first()
+    if key is None:
+        raise Http404("No such key in this account.")
+    if not may_revoke(role=role, user_id=request.user.pk, key=key):
+        raise PermissionDenied("Members may revoke only their own keys.")
+    if request.method == "POST":
+        try:
+            api_key_revoke_as(principal=principal, role=role, key_id=key.pk)
+        except NotFound as missing:
+            raise Http404(missing.message) from None
+        except Forbidden as refused:
+            raise PermissionDenied(refused.message) from None
+        messages.success(request, f"Key {key} is revoked; agents using it are refused from now.")
+        return redirect("web:dashboard")
+    return render(request, "web/key_revoke.html", {"key": key})
