@@ -44,3 +44,17 @@ class NewKeyForm(forms.Form):
     def __init__(self, *args, memories, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["default_memory"].queryset = memories
+
+
+class NewMemoryForm(forms.Form):
+    name = forms.RegexField(
+        max_length=64, regex=r"^[a-z0-9_-]{1,64}$",
+        error_messages={"invalid": "Use 1 to 64 lower-case letters, digits, dashes or "
+                                   "underscores, e.g. support-bot."},
+        help_text="Agents pass this name as <code>memory</code>: 1 to 64 lower-case letters, "
+                  "digits, <code>-</code> or <code>_</code>.")
+    description = forms.CharField(max_length=500, required=False)
+
+
+class DeleteMemoryForm(forms.Form):
+    confirm = forms.CharField(label="Type the memory's name to confirm", max_length=64)

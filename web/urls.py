@@ -11,5 +11,7 @@ urlpatterns = [
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("dashboard/", views.dashboard, name="dashboard"),
     path("keys/new/", views.key_new, name="key_new"),
+    path("memories/new/", views.memory_new, name="memory_new"),
+    path("memories/<str:name>/delete/", views.memory_remove, name="memory_delete"),
     path("keys/<int:key_id>/revoke/", views.key_revoke, name="key_revoke"),
 ]

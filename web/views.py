@@ -15,9 +15,12 @@ from django.views.decorators.http import require_http_methods
 from accounts.models import Account, ApiKey, Membership
 from accounts.principal import principal_for_member
 from accounts.services import api_key_create, api_key_revoke_as, may_revoke
-from echomem.errors import Forbidden, NotFound
+from echomem.errors import Forbidden, NotFound, ValidationFailed
+from memories.erasure import memory_delete
 from memories.models import Memory
-from web.forms import NewKeyForm, SignUpForm
+from memories.overview import memory_overview
+from memories.services import memory_create
+from web.forms import DeleteMemoryForm, NewKeyForm, NewMemoryForm, SignUpForm
 from web.services import sign_up
 
 
@@ -44,7 +47,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
         keys = keys.filter(holder_id=request.user.pk)
     return render(request, "web/dashboard.html", {
         "account": Account.objects.get(pk=principal.account_id), "role": role,
-        "memories": Memory.objects.filter(account_id=principal.account_id).order_by("name"),
+        "memories": memory_overview(principal), "memory_form": NewMemoryForm(),
         "keys": keys.select_related("holder", "default_memory").order_by("-created_at"),
         "mcp_url": request.build_absolute_uri("/mcp"),
     })
@@ -87,3 +90,42 @@ def key_revoke(request: HttpRequest, key_id: int) -> HttpResponse:
         messages.success(request, f"Key {key} is revoked; agents using it are refused from now.")
         return redirect("web:dashboard")
     return render(request, "web/key_revoke.html", {"key": key})
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def memory_new(request: HttpRequest) -> HttpResponse:
+    principal, _ = principal_for_member(request.user)
+    form = NewMemoryForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            memory = memory_create(account_id=principal.account_id, **form.cleaned_data)
+        except ValidationFailed as refused:
+            form.add_error(refused.field or None, f"{refused.message}: {refused.fix}")
+        else:
+            messages.success(request, f"Memory {memory.name} is ready for your agents.")
+            return redirect("web:dashboard")
+    return render(request, "web/memory_new.html", {"form": form})
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def memory_remove(request: HttpRequest, name: str) -> HttpResponse:
+    principal, role = principal_for_member(request.user)
+    memory = Memory.objects.filter(account_id=principal.account_id, name=name).first()
+    if memory is None:
+        raise Http404("No such memory in this account.")
+    if role == Membership.Role.MEMBER:
+        raise PermissionDenied("Only owners and admins may delete a memory.")
+    form = DeleteMemoryForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            gone = memory_delete(principal, name, confirm=form.cleaned_data["confirm"])
+        except ValidationFailed as refused:
+            form.add_error("confirm", refused.message)
+        else:
+            messages.success(request, f"Memory {name} is deleted: {gone['facts']} facts and "
+                                      f"{gone['entities']} entities, and their text in the "
+                                      "audit log.")
+            return redirect("web:dashboard")
+    return render(request, "web/memory_delete.html", {"memory": memory, "form": form})

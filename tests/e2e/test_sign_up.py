@@ -1,4 +1,5 @@
-"""A person signs up in the browser, creates an API key, sees it once, and revokes it."""
+"""A person signs up in the browser, creates and deletes a memory, creates an API key,
+sees it once, and revokes it."""
 
 from __future__ import annotations
 
@@ -20,6 +21,23 @@ def test_sign_up_create_and_revoke_a_key_sign_out_and_in(live_server, page, visi
     assert page.url.endswith("/dashboard/")
     assert page.get_by_role("heading", name="Memories").is_visible()
     assert page.get_by_text("default", exact=True).is_visible()
+
+    with visits.navigation():
+        page.get_by_role("link", name="New memory").click()
+    page.get_by_label("Name").fill("Team Notes")
+    with visits.navigation():
+        page.get_by_role("button", name="Create memory").click()
+    assert "lower-case" in page.locator(".invalid-feedback").inner_text()
+    page.get_by_label("Name").fill("team-notes")
+    with visits.navigation():
+        page.get_by_role("button", name="Create memory").click()
+    assert page.get_by_text("team-notes", exact=True).is_visible()
+    with visits.navigation():
+        page.get_by_role("link", name="Delete memory team-notes").click()
+    page.get_by_label("Type the memory's name to confirm").fill("team-notes")
+    with visits.navigation():
+        page.get_by_role("button", name="Delete memory").click()
+    assert "Memory team-notes is deleted" in page.get_by_role("status").inner_text()
 
     with visits.navigation():
         page.get_by_role("link", name="New key").click()

@@ -1,0 +1,48 @@
+"""What a person sees of each memory (DESIGN, "People in the browser"): counts over the
+shared partition and their own keys' solo partitions, never another holder's."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.db.models import Count, Max, Q
+
+from accounts.principal import Principal
+from memories.models import Entity, Fact, Memory
+from memories.scopes import SHARED
+
+
+@dataclass(frozen=True)
+class MemoryOverview:
+    memory: Memory
+    entities: int
+    live_facts: int
+    superseded_facts: int
+    waiting_for_vector: int
+    last_write: datetime | None
+
+
+def _visible(principal: Principal) -> Q:
+    return Q(partition=SHARED) | Q(partition__startswith=f"solo:{principal.holder_id}:")
+
+
+def memory_overview(principal: Principal) -> list[MemoryOverview]:
+    """Every memory of the account with its counts, in three queries however many there are."""
+    memories = list(Memory.objects.filter(account_id=principal.account_id).order_by("name"))
+    facts = {row["memory_id"]: row for row in (
+        Fact.objects.filter(_visible(principal), memory__account_id=principal.account_id)
+        .values("memory_id").order_by()
+        .annotate(live=Count("id", filter=Q(superseded_at__isnull=True)),
+                  superseded=Count("id", filter=Q(superseded_at__isnull=False)),
+                  waiting=Count("id", filter=Q(embedding__isnull=True)),
+                  last=Max("created_at")))}
+    entities = dict(Entity.objects.filter(_visible(principal),
+                                          memory__account_id=principal.account_id)
+                    .values("memory_id").order_by().annotate(n=Count("id"))
+                    .values_list("memory_id", "n"))
+    empty = {"live": 0, "superseded": 0, "waiting": 0, "last": None}
+    return [MemoryOverview(memory, entities.get(memory.pk, 0),
+                           (row := facts.get(memory.pk, empty))["live"], row["superseded"],
+                           row["waiting"], row["last"])
+            for memory in memories]

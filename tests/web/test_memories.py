@@ -1,0 +1,62 @@
+"""Memories in the browser: created with their rules explained, listed with counts, deleted
+by owners and admins after typing the name."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from memories.models import Fact, Memory
+from tests.engine.conftest import Engine, fact, person
+
+
+def test_a_memory_is_created_with_a_valid_name_and_refused_by_field_otherwise(client, alice):
+    client.force_login(alice.user)
+    assert client.post("/memories/new/", {"name": "support-bot"}).status_code == 302
+    assert Memory.objects.filter(account=alice.account, name="support-bot").exists()
+    bad = client.post("/memories/new/", {"name": "Support Bot"})
+    assert "lower-case" in bad.context["form"].errors["name"][0]
+    taken = client.post("/memories/new/", {"name": "support-bot"})
+    assert "already exists" in taken.context["form"].errors["name"][0]
+    assert Memory.objects.filter(account=alice.account).count() == 2
+
+
+def test_the_list_counts_what_the_person_may_see_in_a_bounded_number_of_queries(client, alice,
+                                                                               bob):
+    engine = Engine(alice.principal)
+    engine.write(assume_new=True, entities=[person("Ada"), person("Grace")],
+                 facts=[fact("Ada", "Grace", "mentors", "Ada mentors Grace")])
+    engine.write(entities=[person("Ada"), person("Grace")],
+                 facts=[fact("Ada", "Grace", "mentors", "Ada mentored Grace until 2020")])
+    Engine(bob.principal).write(scope="solo", assume_new=True,
+                                entities=[person("Bob's secret")], facts=[])
+    for name in ("a", "b", "c"):
+        Memory.objects.create(account=alice.account, name=name)
+    client.force_login(alice.user)
+    with CaptureQueriesContext(connection) as queries:
+        page = client.get("/dashboard/").content.decode()
+    assert "2 entities · 1 live facts · 1 superseded" in page  # not bob's solo entity
+    assert len(queries) <= 12, [q["sql"] for q in queries]
+    assert Fact.objects.count() == 2
+
+
+def test_deleting_needs_the_name_typed_and_an_owner_or_admin(client, alice, bob, charlie):
+    Memory.objects.create(account=alice.account, name="doomed")
+    client.force_login(bob.user)
+    assert client.get("/memories/doomed/delete/").status_code == 403
+    client.force_login(charlie.user)
+    assert client.get("/memories/doomed/delete/").status_code == 404
+    client.force_login(alice.user)
+    wrong = client.post("/memories/doomed/delete/", {"confirm": "doome"})
+    assert "to confirm" in wrong.context["form"].errors["confirm"][0]
+    assert Memory.objects.filter(name="doomed").exists()
+    done = client.post("/memories/doomed/delete/", {"confirm": "doomed"}, follow=True)
+    assert "Memory doomed is deleted" in done.content.decode()
+    assert not Memory.objects.filter(name="doomed").exists()
+
+
+@pytest.mark.parametrize("path", ["/memories/nope/delete/", "/keys/999999/revoke/"])
+def test_what_does_not_exist_is_404(client, alice, path):
+    client.force_login(alice.user)
+    assert client.get(path).status_code == 404
