@@ -3,6 +3,8 @@ from __future__ import annotations
 from django import forms
 from django.contrib.auth import get_user_model, password_validation
 
+from memories.models import MEMORY_NAME_RULE, memory_name_validator
+
 
 class SignUpForm(forms.Form):
     email = forms.EmailField(max_length=150, widget=forms.EmailInput(
@@ -47,12 +49,11 @@ class NewKeyForm(forms.Form):
 
 
 class NewMemoryForm(forms.Form):
-    name = forms.RegexField(
-        max_length=64, regex=r"^[a-z0-9_-]{1,64}$",
-        error_messages={"invalid": "Use 1 to 64 lower-case letters, digits, dashes or "
-                                   "underscores, e.g. support-bot."},
-        help_text="Agents pass this name as <code>memory</code>: 1 to 64 lower-case letters, "
-                  "digits, <code>-</code> or <code>_</code>.")
+    # The model's own rule and message: one declaration of what a memory name is.
+    name = forms.CharField(
+        max_length=64, validators=[memory_name_validator],
+        help_text=f"Agents pass this name as <code>memory</code>: {MEMORY_NAME_RULE}, "
+                  "e.g. support-bot.")
     description = forms.CharField(max_length=500, required=False)
 
 

@@ -27,7 +27,7 @@ def test_sign_up_create_and_revoke_a_key_sign_out_and_in(live_server, page, visi
     page.get_by_label("Name").fill("Team Notes")
     with visits.navigation():
         page.get_by_role("button", name="Create memory").click()
-    assert "lower-case" in page.locator(".invalid-feedback").inner_text()
+    assert "lowercase letters" in page.locator(".invalid-feedback").inner_text()
     page.get_by_label("Name").fill("team-notes")
     with visits.navigation():
         page.get_by_role("button", name="Create memory").click()

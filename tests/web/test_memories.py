@@ -16,7 +16,7 @@ def test_a_memory_is_created_with_a_valid_name_and_refused_by_field_otherwise(cl
     assert client.post("/memories/new/", {"name": "support-bot"}).status_code == 302
     assert Memory.objects.filter(account=alice.account, name="support-bot").exists()
     bad = client.post("/memories/new/", {"name": "Support Bot"})
-    assert "lower-case" in bad.context["form"].errors["name"][0]
+    assert "lowercase letters" in bad.context["form"].errors["name"][0]
     taken = client.post("/memories/new/", {"name": "support-bot"})
     assert "already exists" in taken.context["form"].errors["name"][0]
     assert Memory.objects.filter(account=alice.account).count() == 2
