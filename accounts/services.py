@@ -103,18 +103,15 @@ def quickstart_key(
                           tool=QUICKSTART_TOOL, default_memory=default)
 
 
-def api_key_revoke_as(*, principal, role: str, key_id: int) -> ApiKey:
-    """Revoke a key of the principal's account: members their own keys, owners and admins
-    any. Another account's key is NotFound, like a missing one."""
-    key = ApiKey.objects.filter(pk=key_id, account_id=principal.account_id).first()
+def revocable_key(*, principal, role: str, key_id: int) -> ApiKey:
+    """A live key of the principal's account that they may revoke: members their own keys,
+    owners and admins any. Another account's key is NotFound, like a missing one."""
+    key = (ApiKey.objects.filter(pk=key_id, account_id=principal.account_id,
+                                 revoked_at__isnull=True).select_related("holder").first())
     if key is None:
         raise NotFound("there is no such API key in this account", field="key",
                        fix="pick a key from the list of this account's keys")
-    if not may_revoke(role=role, user_id=principal.holder_id, key=key):
+    if role == Membership.Role.MEMBER and key.holder_id != principal.holder_id:
         raise Forbidden("members may revoke only their own keys", field="key",
                         fix="ask an owner or admin of the account to revoke it")
-    return api_key_revoke(key=key)
-
-
-def may_revoke(*, role: str, user_id: int | None, key: ApiKey) -> bool:
-    return role != Membership.Role.MEMBER or key.holder_id == user_id
+    return key

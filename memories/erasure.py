@@ -30,7 +30,7 @@ def memory_delete(principal: Principal, name: str, *, confirm: str) -> dict[str,
     if confirm != name:
         raise ValidationFailed(f"type the memory's name, {name!r}, to confirm its deletion",
                                field="confirm", fix=f"enter exactly {name!r}")
-    _require_owner_or_admin(principal)
+    require_owner_or_admin(_role(principal))
     with transaction.atomic():
         memory = memory_for(principal, name)
         # Writers to this memory wait for us, then find it gone.
@@ -48,10 +48,13 @@ def memory_delete(principal: Principal, name: str, *, confirm: str) -> dict[str,
     return {"deleted": memory.name, **counted, "audit_events_erased": erased}
 
 
-def _require_owner_or_admin(principal: Principal) -> None:
-    role = (Membership.objects.filter(account_id=principal.account_id,
+def _role(principal: Principal) -> str | None:
+    return (Membership.objects.filter(account_id=principal.account_id,
                                       user_id=principal.holder_id)
             .values_list("role", flat=True).first())
+
+
+def require_owner_or_admin(role: str | None) -> None:
     if role not in MAY_DELETE:
         raise Forbidden("only an owner or an admin of the account may delete a memory",
                         field="memory", fix="ask an owner or admin of this account")

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from django import forms
 from django.contrib.auth import get_user_model, password_validation
+from django.contrib.auth.forms import AuthenticationForm, UsernameField
 
 from memories.models import MEMORY_NAME_RULE, memory_name_validator
 
@@ -59,3 +60,16 @@ class NewMemoryForm(forms.Form):
 
 class DeleteMemoryForm(forms.Form):
     confirm = forms.CharField(label="Type the memory's name to confirm", max_length=64)
+
+
+class SignInForm(AuthenticationForm):
+    """Sign-up stores the email, lower-cased, as the user name; staff keep their own names."""
+
+    username = UsernameField(label="Email", widget=forms.TextInput(
+        attrs={"autofocus": True, "autocomplete": "username"}))
+
+    def clean(self):
+        typed = self.cleaned_data.get("username") or ""
+        if "@" in typed:
+            self.cleaned_data["username"] = typed.strip().lower()
+        return super().clean()

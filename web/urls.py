@@ -2,11 +2,13 @@ from django.contrib.auth import views as auth_views
 from django.urls import path
 
 from web import views
+from web.forms import SignInForm
 
 app_name = "web"
 urlpatterns = [
     path("signup/", views.signup, name="signup"),
     path("login/", auth_views.LoginView.as_view(template_name="web/login.html",
+                                                authentication_form=SignInForm,
                                                 redirect_authenticated_user=True), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("dashboard/", views.dashboard, name="dashboard"),

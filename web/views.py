@@ -1,6 +1,11 @@
-"""Pages. Each one checks membership (principal_for_member) as well as login."""
+"""Pages. Each one checks membership (principal_for_member) as well as login, and asks the
+services, which check roles and the account, for every object it shows or changes."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
 
 from django.conf import settings
 from django.contrib import messages
@@ -14,11 +19,12 @@ from django.views.decorators.http import require_http_methods
 
 from accounts.models import Account, ApiKey, Membership
 from accounts.principal import principal_for_member
-from accounts.services import api_key_create, api_key_revoke_as, may_revoke
+from accounts.services import api_key_create, api_key_revoke, revocable_key
 from echomem.errors import Forbidden, NotFound, ValidationFailed
-from memories.erasure import memory_delete
+from memories.erasure import MAY_DELETE, memory_delete, require_owner_or_admin
 from memories.models import Memory
 from memories.overview import memory_overview
+from memories.selectors import memory_for
 from memories.services import memory_create
 from web.forms import DeleteMemoryForm, NewKeyForm, NewMemoryForm, SignUpForm
 from web.services import sign_up
@@ -39,22 +45,44 @@ def signup(request: HttpRequest) -> HttpResponse:
     return render(request, "web/signup.html", {"form": form})
 
 
+def member_page(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """A signed-in page acting in the person's account: refusals from the services become
+    Django's own 404 and 403 pages (another account's object looks like a missing one)."""
+
+    @login_required
+    @wraps(view)
+    def page(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        try:
+            return view(request, *args, **kwargs)
+        except NotFound as missing:
+            raise Http404(missing.message) from None
+        except Forbidden as refused:
+            raise PermissionDenied(refused.message) from None
+
+    return page
+
+
 @login_required
 def dashboard(request: HttpRequest) -> HttpResponse:
-    principal, role = principal_for_member(request.user)
+    try:
+        principal, role = principal_for_member(request.user)
+    except NotFound:
+        # Signed in but in no account (a removed member, a staff user): say what to do.
+        return render(request, "web/no_account.html")
     keys = ApiKey.objects.filter(account_id=principal.account_id, revoked_at__isnull=True)
-    if role == Membership.Role.MEMBER:
+    if role == Membership.Role.MEMBER:  # so every key listed is one they may revoke
         keys = keys.filter(holder_id=request.user.pk)
     return render(request, "web/dashboard.html", {
         "account": Account.objects.get(pk=principal.account_id), "role": role,
-        "memories": memory_overview(principal), "memory_form": NewMemoryForm(),
+        "may_delete": role in MAY_DELETE,
+        "memories": memory_overview(principal),
         "keys": keys.select_related("holder", "default_memory").order_by("-created_at"),
         "mcp_url": request.build_absolute_uri("/mcp"),
     })
 
 
 @never_cache  # the page that shows a key's secret must not be kept by any cache
-@login_required
+@member_page
 @require_http_methods(["GET", "POST"])
 def key_new(request: HttpRequest) -> HttpResponse:
     principal, _ = principal_for_member(request.user)
@@ -70,29 +98,19 @@ def key_new(request: HttpRequest) -> HttpResponse:
     return render(request, "web/key_new.html", {"form": form})
 
 
-@login_required
+@member_page
 @require_http_methods(["GET", "POST"])
 def key_revoke(request: HttpRequest, key_id: int) -> HttpResponse:
     principal, role = principal_for_member(request.user)
-    key = ApiKey.objects.filter(pk=key_id, account_id=principal.account_id,
-                                revoked_at__isnull=True).select_related("holder").first()
-    if key is None:
-        raise Http404("No such key in this account.")
-    if not may_revoke(role=role, user_id=request.user.pk, key=key):
-        raise PermissionDenied("Members may revoke only their own keys.")
+    key = revocable_key(principal=principal, role=role, key_id=key_id)
     if request.method == "POST":
-        try:
-            api_key_revoke_as(principal=principal, role=role, key_id=key.pk)
-        except NotFound as missing:
-            raise Http404(missing.message) from None
-        except Forbidden as refused:
-            raise PermissionDenied(refused.message) from None
+        api_key_revoke(key=key)
         messages.success(request, f"Key {key} is revoked; agents using it are refused from now.")
         return redirect("web:dashboard")
     return render(request, "web/key_revoke.html", {"key": key})
 
 
-@login_required
+@member_page
 @require_http_methods(["GET", "POST"])
 def memory_new(request: HttpRequest) -> HttpResponse:
     principal, _ = principal_for_member(request.user)
@@ -108,15 +126,12 @@ def memory_new(request: HttpRequest) -> HttpResponse:
     return render(request, "web/memory_new.html", {"form": form})
 
 
-@login_required
+@member_page
 @require_http_methods(["GET", "POST"])
 def memory_remove(request: HttpRequest, name: str) -> HttpResponse:
     principal, role = principal_for_member(request.user)
-    memory = Memory.objects.filter(account_id=principal.account_id, name=name).first()
-    if memory is None:
-        raise Http404("No such memory in this account.")
-    if role == Membership.Role.MEMBER:
-        raise PermissionDenied("Only owners and admins may delete a memory.")
+    memory = memory_for(principal, name)
+    require_owner_or_admin(role)
     form = DeleteMemoryForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:

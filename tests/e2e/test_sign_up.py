@@ -60,7 +60,7 @@ def test_sign_up_create_and_revoke_a_key_sign_out_and_in(live_server, page, visi
 
     with visits.navigation():
         page.get_by_role("button", name="Sign out").click()
-    page.get_by_label("Username").fill("grace@example.com")
+    page.get_by_label("Email").fill("Grace@Example.com")
     page.get_by_label("Password").fill("a long passphrase 42")
     with visits.navigation():
         page.get_by_role("button", name="Sign in").click()

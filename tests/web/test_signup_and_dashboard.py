@@ -70,3 +70,23 @@ def test_a_member_sees_only_their_own_keys(client, alice, bob):
     client.force_login(alice.user)
     page = client.get("/dashboard/").content.decode()
     assert f"em_{bob.key.prefix}_" in page and f"em_{alice.key.prefix}_" in page
+
+
+def test_people_sign_in_with_their_email_in_any_case(client, db):
+    client.post("/signup/", {"email": "ada@example.com", "password": "a long passphrase 42"})
+    client.logout()
+    page = client.get("/login/").content.decode()
+    assert '<label class="form-label" for="id_username">Email</label>' in page
+    signed_in = client.post("/login/", {"username": "Ada@Example.COM",
+                                        "password": "a long passphrase 42"})
+    assert signed_in.status_code == 302 and signed_in["Location"] == "/dashboard/"
+
+
+def test_a_person_in_no_account_is_told_what_to_do_not_given_an_error(client, db):
+    lonely = get_user_model().objects.create_user(username="lonely", password="pw-lonely-123")
+    client.force_login(lonely)
+    page = client.get("/dashboard/")
+    assert page.status_code == 200
+    assert "not in any account yet" in page.content.decode()
+    assert client.get("/keys/new/").status_code == 404
+    assert client.get("/memories/new/").status_code == 404
