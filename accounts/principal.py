@@ -30,9 +30,14 @@ class Principal:
     default_memory_id: int | None = None
 
     @property
+    def solo_prefix(self) -> str:
+        """What every solo partition of this holder starts with, whatever the tool."""
+        return f"solo:{self.holder_id}:"
+
+    @property
     def solo_partition(self) -> str:
         """The partition label of this holder's tool; `shared` is the account-wide one."""
-        return f"solo:{self.holder_id}:{self.tool}"
+        return f"{self.solo_prefix}{self.tool}"
 
     @property
     def identity(self) -> str:

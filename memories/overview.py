@@ -24,7 +24,7 @@ class MemoryOverview:
 
 
 def _visible(principal: Principal) -> Q:
-    return Q(partition=SHARED) | Q(partition__startswith=f"solo:{principal.holder_id}:")
+    return Q(partition=SHARED) | Q(partition__startswith=principal.solo_prefix)
 
 
 def memory_overview(principal: Principal) -> list[MemoryOverview]:

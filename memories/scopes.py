@@ -14,4 +14,4 @@ def partition_for(principal: Principal, scope: Scope) -> str:
     """The partition label every graph row carries and every query filters on."""
     if scope == "shared":
         return SHARED
-    return f"solo:{principal.holder_id}:{principal.tool}"
+    return principal.solo_partition

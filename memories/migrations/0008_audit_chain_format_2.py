@@ -4,46 +4,44 @@
 # broken one stops the migration: converting it would launder the tampering), then
 # sealed again in format 2, event by event; the trigger gains the one erasure path.
 
-from django.db import connection, migrations, models
+from django.db import connection, migrations, models, transaction
 
 from memories.audit import GENESIS, digest_v1, seal, verify_events
 
-TRIGGER = """
+
+def _append_only(*allowed: str) -> str:
+    """The trigger function of 0004 (only a whole account's erasure may delete), with the
+    UPDATE paths this format allows in between."""
+    return f"""
 CREATE OR REPLACE FUNCTION memories_audit_append_only() RETURNS trigger AS $$
 BEGIN
     IF TG_OP = 'DELETE' AND current_setting('echo_memory.erasing_account', true) = 'on' THEN
         RETURN OLD;
-    END IF;
-    -- Erasure: only the text and the salt go, and nothing else about the event changes.
+    END IF;{"".join(allowed)}
+    RAISE EXCEPTION 'audit events are append-only (% refused)', TG_OP
+        USING ERRCODE = 'insufficient_privilege';
+END
+$$ LANGUAGE plpgsql;
+"""
+
+
+# Erasure: only the text and the salt go, and nothing else about the event changes.
+TEXT_ERASURE = """
     IF TG_OP = 'UPDATE' AND current_setting('echo_memory.audit_erasing', true) = 'on'
        AND OLD.salt IS NOT NULL AND NEW.salt IS NULL AND NEW.before IS NULL
        AND NEW.after IS NULL AND NEW.erased_at IS NOT NULL
        AND to_jsonb(NEW) - ARRAY['before', 'after', 'salt', 'erased_at']
            = to_jsonb(OLD) - ARRAY['before', 'after', 'salt', 'erased_at'] THEN
         RETURN NEW;
-    END IF;
-    -- Conversion (this migration): a format-1 event becomes format 2, once.
+    END IF;"""
+# Conversion (this migration): a format-1 event becomes format 2, once.
+CONVERSION = """
     IF TG_OP = 'UPDATE' AND current_setting('echo_memory.audit_converting', true) = 'on'
        AND OLD.format = 1 AND NEW.format = 2 THEN
         RETURN NEW;
-    END IF;
-    RAISE EXCEPTION 'audit events are append-only (% refused)', TG_OP
-        USING ERRCODE = 'insufficient_privilege';
-END
-$$ LANGUAGE plpgsql;
-"""
-
-PREVIOUS_TRIGGER = """
-CREATE OR REPLACE FUNCTION memories_audit_append_only() RETURNS trigger AS $$
-BEGIN
-    IF TG_OP = 'DELETE' AND current_setting('echo_memory.erasing_account', true) = 'on' THEN
-        RETURN OLD;
-    END IF;
-    RAISE EXCEPTION 'audit events are append-only (% refused)', TG_OP
-        USING ERRCODE = 'insufficient_privilege';
-END
-$$ LANGUAGE plpgsql;
-"""
+    END IF;"""
+TRIGGER = _append_only(TEXT_ERASURE, CONVERSION)
+PREVIOUS_TRIGGER = _append_only()
 
 BATCH = 2000
 
@@ -52,6 +50,7 @@ class BrokenChain(RuntimeError):
     pass
 
 
+@transaction.atomic  # the setting below lasts for this transaction only
 def convert_chains(AuditEvent, AuditChainHead) -> int:
     """Verify every format-1 chain and seal it again in format 2; the events converted."""
     with connection.cursor() as cursor:
@@ -92,11 +91,12 @@ def convert_chains(AuditEvent, AuditChainHead) -> int:
     return converted
 
 
+@transaction.atomic
 def convert_back(AuditEvent, AuditChainHead) -> int:
     """Unapplying: seal format-2 chains in format 1 again, if no text was erased yet."""
     with connection.cursor() as cursor:
-        cursor.execute("SELECT set_config('echo_memory.audit_converting', 'on', true)")
-        # Going back, the trigger of 0004 is restored only after this runs: let it through.
+        # Going back, this runs before the previous trigger function is restored, and the
+        # current one lets only format 1 -> 2 through: off for the conversion back.
         cursor.execute("ALTER TABLE memories_auditevent DISABLE TRIGGER "
                        "memories_audit_append_only")
     converted = 0

@@ -8,7 +8,6 @@ error or an uncaught page error fails the test.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 import shutil
@@ -47,7 +46,7 @@ def browser() -> Iterator[Browser]:
 class Visits:
     """Screenshots of every page loaded in the test, and every console or page error.
 
-    Pages are loaded through `goto` or inside `with visits.navigation():`, which take the
+    Pages are loaded through `goto` or `click`, which take the
     screenshot in the test's own flow (a load handler would race the next navigation);
     a load that happened any other way fails the test, so no page goes unseen.
     """
@@ -75,10 +74,10 @@ class Visits:
         self.shoot()
         return response
 
-    @contextlib.contextmanager
-    def navigation(self, **options) -> Iterator[None]:
-        with self.page.expect_navigation(**options):
-            yield
+    def click(self, role: str, name: str) -> None:
+        """Click the link or button that loads the next page, then screenshot that page."""
+        with self.page.expect_navigation():
+            self.page.get_by_role(role, name=name).click()
         self.shoot()
 
     def shoot(self) -> Path:
@@ -102,7 +101,7 @@ def visits(browser: Browser, request) -> Iterator[Visits]:
     assert seen.count > 0, "the test visited no page"
     assert seen.loads <= seen.count, (
         f"{seen.loads} pages loaded but {seen.count} screenshots: load pages with "
-        "visits.goto(...) or inside `with visits.navigation():`")
+        "visits.goto(...) or visits.click(...)")
 
 
 @pytest.fixture

@@ -170,8 +170,6 @@ def test_chains_written_in_format_1_are_verified_and_converted(alice, two_memori
     _rewrite_as_format_1(alice.account.pk, events)
     assert audit_verify(alice.account.pk) == (True, None)  # format 1 still verifies
 
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT set_config('echo_memory.audit_converting', 'on', false)")
     converted = convert.convert_chains(AuditEvent, AuditChainHead)
 
     assert converted == len(events)

@@ -7,7 +7,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from memories.models import Fact, Memory
+from memories.models import Memory
 from tests.engine.conftest import Engine, fact, person
 
 
@@ -31,14 +31,20 @@ def test_the_list_counts_what_the_person_may_see_in_a_bounded_number_of_queries(
                  facts=[fact("Ada", "Grace", "mentors", "Ada mentored Grace until 2020")])
     Engine(bob.principal).write(scope="solo", assume_new=True,
                                 entities=[person("Bob's secret")], facts=[])
-    for name in ("a", "b", "c"):
-        Memory.objects.create(account=alice.account, name=name)
     client.force_login(alice.user)
-    with CaptureQueriesContext(connection) as queries:
-        page = client.get("/dashboard/").content.decode()
-    assert "2 entities · 1 live facts · 1 superseded" in page  # not bob's solo entity
-    assert len(queries) <= 12, [q["sql"] for q in queries]
-    assert Fact.objects.count() == 2
+
+    def dashboard_queries() -> tuple[int, dict]:
+        with CaptureQueriesContext(connection) as queries:
+            rows = client.get("/dashboard/").context["memories"]
+        return len(queries), {row.memory.name: (row.entities, row.live_facts,
+                                                row.superseded_facts) for row in rows}
+
+    few, counts = dashboard_queries()
+    assert counts == {"default": (2, 1, 1)}  # not bob's solo entity
+    Memory.objects.bulk_create(Memory(account=alice.account, name=f"m{n}") for n in range(30))
+    many, counts = dashboard_queries()
+    assert len(counts) == 31 and counts["m29"] == (0, 0, 0)
+    assert many == few <= 12
 
 
 def test_deleting_needs_the_name_typed_and_an_owner_or_admin(client, alice, bob, charlie):

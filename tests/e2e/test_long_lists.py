@@ -1,0 +1,40 @@
+"""A dashboard with many memories and keys still fits the screen (no sideways scrolling)."""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth import get_user_model
+
+from accounts.services import api_key_create
+from memories.models import Memory
+from web.services import sign_up
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_dashboard_with_many_memories_and_keys(live_server, page, visits):
+    user, account = sign_up(email="busy@example.com", password="a long passphrase 42")
+    Memory.objects.bulk_create(Memory(account=account, name=f"project-{n:02d}",
+                                      description=f"Notes of project {n}") for n in range(30))
+    for n in range(25):
+        api_key_create(account=account, holder=user, name=f"machine {n}",
+                       tool=f"agent-with-a-longer-name-{n}")
+    page.context.add_cookies([{"name": "sessionid", "value": _session_for(user),
+                               "url": live_server.url}])
+    visits.goto(f"{live_server.url}/dashboard/")
+    assert page.get_by_text("project-29", exact=True).is_visible()
+    assert page.locator("[aria-labelledby=keys-heading] tbody tr").count() == 25
+    assert page.locator("[aria-labelledby=memories-heading] tbody tr").count() == 31
+    overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+    assert overflow <= 0, f"the page scrolls sideways by {overflow}px"
+
+
+def _session_for(user) -> str:
+    from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
+    from django.contrib.sessions.backends.db import SessionStore
+
+    session = SessionStore()
+    session[SESSION_KEY] = str(user.pk)
+    session[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
+    session[HASH_SESSION_KEY] = get_user_model().objects.get(pk=user.pk).get_session_auth_hash()
+    session.save()
+    return session.session_key
