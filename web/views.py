@@ -18,7 +18,6 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods
 
 from accounts.models import Account, ApiKey, Membership
-from accounts.principal import principal_for_member
 from accounts.services import api_key_create, api_key_revoke, revocable_key
 from echomem.errors import Forbidden, NotFound, ValidationFailed
 from memories.erasure import MAY_DELETE, memory_delete, require_owner_or_admin
@@ -26,6 +25,7 @@ from memories.models import Memory
 from memories.overview import memory_overview
 from memories.selectors import memory_for
 from memories.services import memory_create
+from web.acting import acting
 from web.forms import DeleteMemoryForm, NewKeyForm, NewMemoryForm, SignUpForm
 from web.services import sign_up
 
@@ -65,7 +65,7 @@ def member_page(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse
 @login_required
 def dashboard(request: HttpRequest) -> HttpResponse:
     try:
-        principal, role = principal_for_member(request.user)
+        principal, role = acting(request)
     except NotFound:
         # Signed in but in no account (a removed member, a staff user): say what to do.
         return render(request, "web/no_account.html")
@@ -85,7 +85,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
 @member_page
 @require_http_methods(["GET", "POST"])
 def key_new(request: HttpRequest) -> HttpResponse:
-    principal, _ = principal_for_member(request.user)
+    principal, _ = acting(request)
     memories = Memory.objects.filter(account_id=principal.account_id).order_by("name")
     form = NewKeyForm(request.POST or None, memories=memories)
     if request.method == "POST" and form.is_valid():
@@ -101,7 +101,7 @@ def key_new(request: HttpRequest) -> HttpResponse:
 @member_page
 @require_http_methods(["GET", "POST"])
 def key_revoke(request: HttpRequest, key_id: int) -> HttpResponse:
-    principal, role = principal_for_member(request.user)
+    principal, role = acting(request)
     key = revocable_key(principal=principal, role=role, key_id=key_id)
     if request.method == "POST":
         api_key_revoke(key=key)
@@ -113,7 +113,7 @@ def key_revoke(request: HttpRequest, key_id: int) -> HttpResponse:
 @member_page
 @require_http_methods(["GET", "POST"])
 def memory_new(request: HttpRequest) -> HttpResponse:
-    principal, _ = principal_for_member(request.user)
+    principal, _ = acting(request)
     form = NewMemoryForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
@@ -129,7 +129,7 @@ def memory_new(request: HttpRequest) -> HttpResponse:
 @member_page
 @require_http_methods(["GET", "POST"])
 def memory_remove(request: HttpRequest, name: str) -> HttpResponse:
-    principal, role = principal_for_member(request.user)
+    principal, role = acting(request)
     memory = memory_for(principal, name)
     require_owner_or_admin(role)
     form = DeleteMemoryForm(request.POST or None)
