@@ -13,6 +13,11 @@ class Account(models.Model):
     members = models.ManyToManyField(
         settings.AUTH_USER_MODEL, through="Membership", related_name="accounts"
     )
+    # Where a call that names no memory goes when its key names none either.
+    default_memory = models.ForeignKey(
+        "memories.Memory", null=True, blank=True, on_delete=models.SET_NULL,
+        related_name="default_of",
+    )
 
     def __str__(self) -> str:
         return self.name

@@ -19,8 +19,9 @@ def account_create(*, owner: AbstractBaseUser, name: str) -> Account:
     """A new tenant owned by `owner`, with the `default` memory every account starts with."""
     account = Account.objects.create(name=name)
     Membership.objects.create(user=owner, account=account, role=Membership.Role.OWNER)
-    memory_create(account_id=account.pk, name=DEFAULT_MEMORY_NAME,
-                  description="Created with the account.")
+    account.default_memory = memory_create(account_id=account.pk, name=DEFAULT_MEMORY_NAME,
+                                           description="Created with the account.")
+    account.save(update_fields=["default_memory"])
     return account
 
 
@@ -98,9 +99,8 @@ def quickstart_key(
         ).order_by("created_at").first()
         if existing is not None:
             return existing, None
-    default = Memory.objects.get(account=account, name=DEFAULT_MEMORY_NAME)
     return api_key_create(account=account, holder=holder, name="quickstart",
-                          tool=QUICKSTART_TOOL, default_memory=default)
+                          tool=QUICKSTART_TOOL, default_memory=account.default_memory)
 
 
 def revocable_key(*, principal, role: str, key_id: int) -> ApiKey:

@@ -1,4 +1,5 @@
-"""Deleting a memory: every row of it goes, and its text leaves the audit trail too.
+"""Deleting a memory or a whole account: every row of it goes, and its text leaves the
+audit trail too.
 
 The one erasure path (DESIGN, "People in the browser"): the memory's graph rows,
 vectors, statistics and recall saves are deleted; its audit events stay, in sequence,
@@ -13,7 +14,7 @@ from typing import Any
 
 from django.db import connection, models, transaction
 
-from accounts.models import Membership
+from accounts.models import Account, Membership
 from accounts.principal import Principal
 from echomem.errors import Forbidden, ValidationFailed
 from memories.audit import MEMORY_DELETED, Change, audit_record, erase_memory_events
@@ -30,9 +31,13 @@ def memory_delete(principal: Principal, name: str, *, confirm: str) -> dict[str,
     if confirm != name:
         raise ValidationFailed(f"type the memory's name, {name!r}, to confirm its deletion",
                                field="confirm", fix=f"enter exactly {name!r}")
-    require_owner_or_admin(_role(principal))
+    require_owner_or_admin(member_role(principal), doing="delete a memory")
     with transaction.atomic():
         memory = memory_for(principal, name)
+        if Account.objects.filter(pk=principal.account_id, default_memory=memory).exists():
+            raise ValidationFailed(
+                f"{name!r} is the account's default memory, where calls naming no memory go",
+                field="memory", fix="make another memory the default first, then delete this one")
         # Writers to this memory wait for us, then find it gone.
         Memory.objects.select_for_update().filter(pk=memory.pk).exists()
         counted = {label: model.objects.filter(memory_id=memory.pk).count()
@@ -48,15 +53,45 @@ def memory_delete(principal: Principal, name: str, *, confirm: str) -> dict[str,
     return {"deleted": memory.name, **counted, "audit_events_erased": erased}
 
 
-def _role(principal: Principal) -> str | None:
+def account_delete(principal: Principal, *, confirm: str) -> dict[str, Any]:
+    """Delete the principal's whole account: every memory's rows as `memory_delete` removes
+    them, then its audit chain, keys, invitations and memberships. Only an owner may, and
+    `confirm` must repeat the account's name. The people stay users (of other accounts)."""
+    if member_role(principal) != Membership.Role.OWNER:
+        raise Forbidden("only an owner of the account may delete it", field="account",
+                        fix="ask an owner of this account")
+    with transaction.atomic():
+        account = Account.objects.select_for_update().filter(pk=principal.account_id).first()
+        if account is None or confirm != account.name:
+            raise ValidationFailed("type the account's name to confirm its deletion",
+                                   field="confirm", fix=f"enter exactly {account.name!r}"
+                                   if account else "reload the page")
+        memories = list(Memory.objects.filter(account_id=account.pk))
+        counted = {"memories": len(memories),
+                   "facts": Fact.objects.filter(memory__account_id=account.pk).count()}
+        for memory in memories:
+            _delete_rows_of(memory)
+        with connection.cursor() as cursor:
+            # The one sanctioned way to delete audit events: the whole account's chain.
+            cursor.execute("SET LOCAL echo_memory.erasing_account = 'on'")
+            cursor.execute("DELETE FROM memories_auditevent WHERE account_id = %s", [account.pk])
+            cursor.execute("SET LOCAL echo_memory.erasing_account = 'off'")
+            cursor.execute("UPDATE accounts_account SET default_memory_id = NULL WHERE id = %s",
+                           [account.pk])
+            cursor.execute("DELETE FROM memories_memory WHERE account_id = %s", [account.pk])
+        account.delete()
+    return {"deleted": account.name, **counted}
+
+
+def member_role(principal: Principal) -> str | None:
     return (Membership.objects.filter(account_id=principal.account_id,
                                       user_id=principal.holder_id)
             .values_list("role", flat=True).first())
 
 
-def require_owner_or_admin(role: str | None) -> None:
+def require_owner_or_admin(role: str | None, *, doing: str = "delete a memory") -> None:
     if role not in MAY_DELETE:
-        raise Forbidden("only an owner or an admin of the account may delete a memory",
+        raise Forbidden(f"only an owner or an admin of the account may {doing}",
                         field="memory", fix="ask an owner or admin of this account")
 
 

@@ -28,7 +28,7 @@ def memory_list(principal: Principal) -> list[Memory]:
 
 
 def memory_for(principal: Principal, name: str | None = None) -> Memory:
-    """The named memory, else the key's default, else the account's `default`.
+    """The named memory, else the key's default, else the account's default.
 
     An unknown name is refused with the names that do exist: creating a graph by
     use would let a typo open an empty graph that silently recalls nothing.
@@ -39,12 +39,12 @@ def memory_for(principal: Principal, name: str | None = None) -> Memory:
     elif principal.default_memory_id:
         found = memories.filter(pk=principal.default_memory_id)
     else:
-        found = memories.filter(name=DEFAULT_MEMORY_NAME)
+        found = memories.filter(default_of__id=principal.account_id)
     memory = next(iter(found.only("id", "account_id", "name")), None)
     if memory is not None:
         return memory
     existing = sorted(memories.values_list("name", flat=True))
-    wanted = name or DEFAULT_MEMORY_NAME
+    wanted = name or "the account's default"
     listed = ", ".join(existing) if existing else "none yet"
     raise NotFound(
         f"unknown memory {wanted!r}; this account has: {listed}", field="memory",

@@ -62,6 +62,16 @@ class DeleteMemoryForm(forms.Form):
     confirm = forms.CharField(label="Type the memory's name to confirm", max_length=64)
 
 
+class RenameMemoryForm(forms.Form):
+    new_name = forms.CharField(
+        label="New name", max_length=64, validators=[memory_name_validator],
+        help_text=f"{MEMORY_NAME_RULE}, e.g. support-bot.")
+
+
+class DeleteAccountForm(forms.Form):
+    confirm = forms.CharField(label="Type the account's name to confirm", max_length=200)
+
+
 class SignInForm(AuthenticationForm):
     """Sign-up stores the email, lower-cased, as the user name; staff keep their own names."""
 

@@ -15,5 +15,8 @@ urlpatterns = [
     path("keys/new/", views.key_new, name="key_new"),
     path("memories/new/", views.memory_new, name="memory_new"),
     path("memories/<str:name>/delete/", views.memory_remove, name="memory_delete"),
+    path("memories/<str:name>/rename/", views.memory_rename_page, name="memory_rename"),
+    path("memories/<str:name>/make-default/", views.memory_default, name="memory_default"),
     path("keys/<int:key_id>/revoke/", views.key_revoke, name="key_revoke"),
+    path("account/delete/", views.account_remove, name="account_delete"),
 ]

@@ -20,13 +20,26 @@ from django.views.decorators.http import require_http_methods
 from accounts.models import Account, ApiKey, Membership
 from accounts.services import api_key_create, api_key_revoke, revocable_key
 from echomem.errors import Forbidden, NotFound, ValidationFailed
-from memories.erasure import MAY_DELETE, memory_delete, require_owner_or_admin
+from memories.erasure import (
+    MAY_DELETE,
+    account_delete,
+    memory_delete,
+    require_owner_or_admin,
+)
+from memories.memory_changes import memory_make_default, memory_rename
 from memories.models import Memory
 from memories.overview import memory_overview
 from memories.selectors import memory_for
 from memories.services import memory_create
 from web.acting import acting
-from web.forms import DeleteMemoryForm, NewKeyForm, NewMemoryForm, SignUpForm
+from web.forms import (
+    DeleteAccountForm,
+    DeleteMemoryForm,
+    NewKeyForm,
+    NewMemoryForm,
+    RenameMemoryForm,
+    SignUpForm,
+)
 from web.services import sign_up
 
 
@@ -75,6 +88,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
     return render(request, "web/dashboard.html", {
         "account": Account.objects.get(pk=principal.account_id), "role": role,
         "may_delete": role in MAY_DELETE,
+        "is_owner": role == Membership.Role.OWNER,
         "memories": memory_overview(principal),
         "keys": keys.select_related("holder", "default_memory").order_by("-created_at"),
         "mcp_url": request.build_absolute_uri("/mcp"),
@@ -137,10 +151,60 @@ def memory_remove(request: HttpRequest, name: str) -> HttpResponse:
         try:
             gone = memory_delete(principal, name, confirm=form.cleaned_data["confirm"])
         except ValidationFailed as refused:
-            form.add_error("confirm", refused.message)
+            form.add_error("confirm", f"{refused.message}: {refused.fix}")
         else:
             messages.success(request, f"Memory {name} is deleted: {gone['facts']} facts and "
                                       f"{gone['entities']} entities, and their text in the "
                                       "audit log.")
             return redirect("web:dashboard")
     return render(request, "web/memory_delete.html", {"memory": memory, "form": form})
+
+
+@member_page
+@require_http_methods(["GET", "POST"])
+def memory_rename_page(request: HttpRequest, name: str) -> HttpResponse:
+    principal, role = acting(request)
+    memory = memory_for(principal, name)
+    require_owner_or_admin(role, doing="rename a memory")
+    form = RenameMemoryForm(request.POST or None, initial={"new_name": memory.name})
+    if request.method == "POST" and form.is_valid():
+        try:
+            memory = memory_rename(principal, name, new_name=form.cleaned_data["new_name"])
+        except ValidationFailed as refused:
+            form.add_error("new_name", f"{refused.message}: {refused.fix}")
+        else:
+            messages.success(request, f"Memory {name} is now {memory.name}.")
+            return redirect("web:dashboard")
+    return render(request, "web/memory_rename.html", {"memory": memory, "form": form})
+
+
+@member_page
+@require_http_methods(["POST"])
+def memory_default(request: HttpRequest, name: str) -> HttpResponse:
+    principal, _ = acting(request)
+    memory = memory_make_default(principal, name)
+    messages.success(request, f"Memory {memory.name} is now the account's default.")
+    return redirect("web:dashboard")
+
+
+@member_page
+@require_http_methods(["GET", "POST"])
+def account_remove(request: HttpRequest) -> HttpResponse:
+    principal, role = acting(request)
+    if role != Membership.Role.OWNER:
+        raise Forbidden("only an owner of the account may delete it", field="account",
+                        fix="ask an owner of this account")
+    account = Account.objects.get(pk=principal.account_id)
+    form = DeleteAccountForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            gone = account_delete(principal, confirm=form.cleaned_data["confirm"])
+        except ValidationFailed as refused:
+            form.add_error("confirm", f"{refused.message}: {refused.fix}")
+        else:
+            messages.success(request, f"Account {gone['deleted']} is deleted, with its "
+                                      f"{gone['memories']} memories and {gone['facts']} facts.")
+            return redirect("web:dashboard")
+    return render(request, "web/account_delete.html", {"account": account, "form": form,
+                                                       "memories": Memory.objects.filter(
+                                                           account_id=account.pk).count()})

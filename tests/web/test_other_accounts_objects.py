@@ -43,6 +43,7 @@ def test_another_accounts_object_is_not_found(client, alice, charlie, route):
     path = "/" + re.sub(r"<(?:\w+:)?(\w+)>",
                         lambda param: str(OTHER_ACCOUNTS[param[1]](charlie)), route)
     client.force_login(alice.user)
-    assert client.get(path).status_code == 404, path
+    # A page that only takes POST answers GET with 405 before it looks anything up.
+    assert client.get(path).status_code in (404, 405), path
     assert client.post(path).status_code == 404, path
     assert pattern.pattern.converters  # the route really takes a parameter
