@@ -108,9 +108,20 @@ class _Plan:
     unchanged: list[tuple[int, FactIn, EdgeRow]]
 
 
+def hold_memory(memory: Memory) -> None:
+    """Keep the memory from being deleted until this transaction ends; one deleted since it
+    was looked up is NotFound (deletion holds its row lock while it erases, so a write
+    that reaches this waits, then finds it gone, instead of failing on a foreign key)."""
+    if not bulk.execute("SELECT 1 FROM memories_memory WHERE id = %s FOR KEY SHARE",
+                        [memory.pk]):
+        raise NotFound(f"memory {memory.name!r} was deleted; nothing was stored",
+                       field="memory", fix="write to another memory of this account")
+
+
 def _write_episode(
     principal: Principal, memory: Memory, partition: str, args: WriteEpisodeArgs
 ) -> dict[str, Any]:
+    hold_memory(memory)
     resolution = resolve(memory=memory, partition=partition, entities=args.entities,
                          resolutions=args.entity_resolutions, assume_new=args.assume_new)
     reply: dict[str, Any] = {"memory": memory.name, "scope": args.scope}
@@ -325,6 +336,7 @@ def _reply_body(
 def record_recall_save(principal: Principal, args: RecordRecallSaveArgs) -> dict[str, Any]:
     """The writer comes from the fact's own edge and the reader from the key, never the caller."""
     memory = memory_for(principal, args.memory)
+    hold_memory(memory)
     partition = partition_for(principal, args.scope)
     fact = (Fact.objects.select_related("source", "target")
             .filter(pk=args.fact_id, memory=memory, partition=partition).first())

@@ -208,3 +208,4 @@ def _rewrite_as_format_1(account_id: int, events: list[AuditEvent]) -> None:
         finally:
             cursor.execute("ALTER TABLE memories_auditevent ENABLE TRIGGER USER")
     AuditChainHead.objects.filter(account_id=account_id).update(hash=prev)
+
