@@ -136,10 +136,10 @@ def decode_cursor(cursor: str) -> tuple[datetime, int, uuid.UUID]:
                                    "from the first page") from None
 
 
-def live_edges_of(memory: Memory, entity_id: uuid.UUID, *, outgoing: bool,
+def live_edges_of(memory: Memory, partition: str, entity_id: uuid.UUID, *, outgoing: bool,
                   cursor: str | None, limit: int = PAGE_SIZE) -> FactPage:
     """An entity's live facts out (it is the source) or in (it is the target)."""
     ends = Q(source_id=entity_id) if outgoing else Q(target_id=entity_id)
-    return keyset_page(Fact.objects.filter(ends, memory_id=memory.pk,
+    return keyset_page(Fact.objects.filter(ends, memory_id=memory.pk, partition=partition,
                                            superseded_at__isnull=True), "created_at", cursor,
                        limit)

@@ -38,8 +38,8 @@ def entity_detail(principal: Principal, memory_name: str, entity_id: uuid.UUID, 
     (up to HISTORY_SHOWN superseded versions, newest first, with when and what replaced it)."""
     memory = memory_for(principal, memory_name)
     entity = visible_entity(principal, memory, entity_id)
-    facts_out = live_edges_of(memory, entity.pk, outgoing=True, cursor=out_after)
-    facts_in = live_edges_of(memory, entity.pk, outgoing=False, cursor=in_after)
+    facts_out = live_edges_of(memory, entity.partition, entity.pk, outgoing=True, cursor=out_after)
+    facts_in = live_edges_of(memory, entity.partition, entity.pk, outgoing=False, cursor=in_after)
     histories = edge_histories(memory, entity.partition, facts_out.facts + facts_in.facts)
     for fact in facts_out.facts + facts_in.facts:
         fact["history"] = histories.get(_key(fact), {"earlier": [], "versions": 0})

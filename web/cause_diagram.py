@@ -98,7 +98,8 @@ def diagram(reply: dict[str, Any]) -> Diagram:
     columns = max((n.column for n in nodes.values()), default=0) - leftmost + 1
     return Diagram(list(nodes.values()), arrows,
                    width=2 * PADDING + columns * NODE_WIDTH + (columns - 1) * COLUMN_GAP,
-                   height=2 * PADDING + max(rows.values(), default=1) * (NODE_HEIGHT + ROW_GAP))
+                   height=2 * PADDING + (tallest := max(rows.values(), default=1)) * NODE_HEIGHT
+                   + (tallest - 1) * ROW_GAP)
 
 
 def _arrow(cause: Node, effect: Node, link: dict[str, Any]) -> Arrow:

@@ -39,4 +39,5 @@ class CauseForm(ScopedForm):
         ("both", "Causes and effects"), ("upstream", "Causes (upstream)"),
         ("downstream", "Effects (downstream)")])
     max_hops = forms.IntegerField(label="Longest chain", min_value=1, max_value=6, initial=3,
-                                  required=False, help_text="Links per chain, 1 to 6.")
+                                  required=False, help_text="Links per chain, 1 to 6 (3 if empty).",
+                                  widget=forms.NumberInput(attrs={"placeholder": "3"}))

@@ -276,6 +276,10 @@ def test_every_list_page_costs_the_same_queries_at_10000_facts_as_at_60(
         with django_assert_num_queries(expected):
             big_page = client.get(big_path)
         assert small_page.status_code == big_page.status_code == 200, big_path
+    first = client.get("/memories/small/").context["page"]
+    rest = client.get("/memories/small/", {"after": first.next_cursor}).context["page"]
+    seen = [f["fact_id"] for f in first.facts + rest.facts]
+    assert len(seen) == len(set(seen)) == 60 and rest.next_cursor is None
     hub = client.get(f"/memories/big/entities/{big['hub']}/").context["detail"]
     assert len(hub["facts_in"]) == 50
     assert sum(f["history"]["versions"] for f in hub["facts_in"]) >= 8  # n < 2000 were rewritten
