@@ -16,6 +16,7 @@ from memories import bulk
 from memories.models import Entity, Episode, Fact, Memory
 from memories.services import ENTITY_COLUMNS, FACT_COLUMNS
 from tests.engine.conftest import Engine, fact, person
+from web.cause_diagram import NODE_HEIGHT, NODE_WIDTH, diagram
 
 
 def _write_story(principal, **extra):
@@ -286,3 +287,25 @@ def test_every_list_page_costs_the_same_queries_at_10000_facts_as_at_60(
     listed = client.get("/memories/big/").content.decode()
     assert len(re.findall(r'<li class="list-group-item">', listed)) == 50
     assert "Next page" in listed
+
+
+def test_cause_diagram_puts_each_entity_once_in_its_nearest_column_without_overlaps():
+    def link(cause, effect, n):
+        return {"fact_id": str(n), "cause": cause, "effect": effect, "relation_type": "caused",
+                "fact": f"{cause} caused {effect}"}
+
+    reply = {"subject": "Outage", "anchors": [{"name": "Outage"}],
+             "causes": [[link("Disk full", "Outage", 1), link("Log flood", "Disk full", 2)],
+                        [link("Bad deploy", "Outage", 3)],
+                        [link("Disk full", "Outage", 1), link("Cron job", "Disk full", 4)]],
+             "effects": [[link("Outage", "Refunds", 5)]]}
+    drawn = diagram(reply)
+    columns = {n.name: n.column for n in drawn.nodes}
+    assert columns == {"Outage": 0, "Disk full": -1, "Bad deploy": -1, "Log flood": -2,
+                       "Cron job": -2, "Refunds": 1}
+    assert len(drawn.arrows) == 5  # "Disk full -> Outage" is one fact, drawn once
+    boxes = [(n.x, n.y) for n in drawn.nodes]
+    assert len(set(boxes)) == len(boxes)
+    assert all(n.x >= 0 and n.x + NODE_WIDTH <= drawn.width and n.y + NODE_HEIGHT <= drawn.height
+               for n in drawn.nodes)
+    assert all(a.x1 < a.x2 for a in drawn.arrows)  # every arrow runs from cause to effect
