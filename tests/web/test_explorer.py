@@ -242,10 +242,11 @@ def _bulk_memory(account, name: str, facts: int, superseded: int) -> dict[str, o
     live = rows(facts, now)
     # The old versions go first and are superseded before their successors take the key
     # (the successor ids are known; the foreign key is checked at commit).
-    bulk.execute(*bulk.insert_statement("memories_fact", FACT_COLUMNS, old))
-    bulk.execute("UPDATE memories_fact f SET superseded_at = %s, superseded_by_id = v.new "
-                 "FROM unnest(%s::uuid[], %s::uuid[]) AS v(old, new) WHERE f.id = v.old",
-                 [now, [r[0] for r in old], [r[0] for r in live[:superseded]]])
+    if old:
+        bulk.execute(*bulk.insert_statement("memories_fact", FACT_COLUMNS, old))
+        bulk.execute("UPDATE memories_fact f SET superseded_at = %s, superseded_by_id = v.new "
+                     "FROM unnest(%s::uuid[], %s::uuid[]) AS v(old, new) WHERE f.id = v.old",
+                     [now, [r[0] for r in old], [r[0] for r in live[:superseded]]])
     bulk.execute(*bulk.insert_statement("memories_fact", FACT_COLUMNS, live))
     second_page = Fact.objects.filter(memory=memory, superseded_at__isnull=True).count() > 50
     return {"name": name, "hub": hub, "episode": episodes[-1], "paginated": second_page}
@@ -309,3 +310,16 @@ def test_cause_diagram_puts_each_entity_once_in_its_nearest_column_without_overl
     assert all(n.x >= 0 and n.x + NODE_WIDTH <= drawn.width and n.y + NODE_HEIGHT <= drawn.height
                for n in drawn.nodes)
     assert all(a.x1 < a.x2 for a in drawn.arrows)  # every arrow runs from cause to effect
+
+
+def test_an_episodes_facts_are_paged_in_the_order_written(client, alice):
+    built = _bulk_memory(alice.account, "one-episode", facts=500, superseded=0)
+    client.force_login(alice.user)
+    path, positions, after = f"/memories/one-episode/episodes/{built['episode']}/", [], ""
+    while True:
+        detail = client.get(path, {"after": after} if after != "" else {}).context["detail"]
+        positions += [int(f["fact"].removeprefix("fact number ")) for f in detail["facts"]]
+        if detail["facts_next"] is None:
+            break
+        after = detail["facts_next"]
+    assert positions == list(range(500))
