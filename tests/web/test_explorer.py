@@ -5,6 +5,7 @@ same number of queries at 10,000 facts as at 60."""
 
 from __future__ import annotations
 
+import base64
 import re
 import uuid
 from datetime import timedelta
@@ -323,3 +324,20 @@ def test_an_episodes_facts_are_paged_in_the_order_written(client, alice):
             break
         after = detail["facts_next"]
     assert positions == list(range(500))
+
+
+@pytest.mark.parametrize("raw", [
+    "9999-12-31T23:59:59+00:00|99999999999999999999999|00000000-0000-0000-0000-000000000000",
+    "2026-01-01T00:00:00|-5|00000000-0000-0000-0000-000000000000",
+    "0001-01-01T00:00:00+14:00|0|00000000-0000-0000-0000-000000000000",
+    "yesterday|1|2", "a|b", "\x00|\x00|\x00",
+])
+def test_crafted_page_links_never_fail_the_server(client, alice, raw):
+    _write_story(alice.principal)
+    cursor = base64.urlsafe_b64encode(raw.encode()).decode()
+    client.force_login(alice.user)
+    for path, params in [("/memories/default/", {"after": cursor}),
+                         ("/memories/default/", {"after": cursor, "superseded": "on"}),
+                         (f"/memories/default/entities/{_entity('Ada').pk}/",
+                          {"out": cursor, "in": cursor})]:
+        assert client.get(path, params).status_code == 200
