@@ -90,6 +90,11 @@ def test_another_holders_solo_facts_are_invisible_and_ones_own_are_a_partition(c
     assert "Bob plans" not in page.content.decode()
     mine = client.get("/memories/default/", {"scope": "solo:claude-code"}).content.decode()
     assert "The draft by Alice shapes the roadmap" in mine and "Bob plans" not in mine
+    found = client.get("/memories/default/", {"q": "roadmap", "scope": "solo:claude-code"})
+    assert [f["fact"] for f in found.context["results"]["facts"]] == [
+        "The draft by Alice shapes the roadmap"]
+    shared = client.get("/memories/default/", {"q": "payroll change"})
+    assert shared.context["results"]["facts"] == []
     refused = client.get("/memories/default/", {"scope": f"solo:{bob.key.tool}"})
     assert "not a partition you can read" in refused.context["form"].errors["scope"][0]
     assert "Bob plans" not in refused.content.decode()
