@@ -10,7 +10,7 @@ from django.db.models import Count, Max, Q
 
 from accounts.principal import Principal
 from memories.models import Entity, Fact, Memory
-from memories.scopes import SHARED
+from memories.scopes import visible_to_person
 
 
 @dataclass(frozen=True)
@@ -23,21 +23,17 @@ class MemoryOverview:
     last_write: datetime | None
 
 
-def _visible(principal: Principal) -> Q:
-    return Q(partition=SHARED) | Q(partition__startswith=principal.solo_prefix)
-
-
 def memory_overview(principal: Principal) -> list[MemoryOverview]:
     """Every memory of the account with its counts, in three queries however many there are."""
     memories = list(Memory.objects.filter(account_id=principal.account_id).order_by("name"))
     facts = {row["memory_id"]: row for row in (
-        Fact.objects.filter(_visible(principal), memory__account_id=principal.account_id)
+        Fact.objects.filter(visible_to_person(principal), memory__account_id=principal.account_id)
         .values("memory_id").order_by()
         .annotate(live=Count("id", filter=Q(superseded_at__isnull=True)),
                   superseded=Count("id", filter=Q(superseded_at__isnull=False)),
                   waiting=Count("id", filter=Q(embedding__isnull=True)),
                   last=Max("created_at")))}
-    entities = dict(Entity.objects.filter(_visible(principal),
+    entities = dict(Entity.objects.filter(visible_to_person(principal),
                                           memory__account_id=principal.account_id)
                     .values("memory_id").order_by().annotate(n=Count("id"))
                     .values_list("memory_id", "n"))

@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from web import views
+from web import explorer, views
 from web.forms import SignInForm
 
 app_name = "web"
@@ -19,4 +19,10 @@ urlpatterns = [
     path("memories/<str:name>/make-default/", views.memory_default, name="memory_default"),
     path("keys/<int:key_id>/revoke/", views.key_revoke, name="key_revoke"),
     path("account/delete/", views.account_remove, name="account_delete"),
+    path("memories/<str:name>/", explorer.memory_explorer, name="memory_explorer"),
+    path("memories/<str:name>/entities/<uuid:entity_id>/", explorer.entity_page,
+         name="explorer_entity"),
+    path("memories/<str:name>/episodes/<uuid:episode_id>/", explorer.episode_page,
+         name="explorer_episode"),
+    path("memories/<str:name>/cause/", explorer.cause_page, name="explorer_cause"),
 ]

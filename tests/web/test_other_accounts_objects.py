@@ -9,7 +9,7 @@ import re
 import pytest
 from django.urls import URLPattern, URLResolver, get_resolver
 
-from memories.models import Memory
+from memories.models import Entity, Episode, Memory
 
 
 def _web_patterns(patterns=None, prefix: str = "") -> list[tuple[str, URLPattern]]:
@@ -23,10 +23,25 @@ def _web_patterns(patterns=None, prefix: str = "") -> list[tuple[str, URLPattern
     return found
 
 
+def _their_episode(outsider) -> Episode:
+    return Episode.objects.create(memory=Memory.objects.get(account=outsider.account,
+                                                            name="default"),
+                                  partition="shared", tool=outsider.key.tool)
+
+
+def _their_entity(outsider) -> Entity:
+    episode = _their_episode(outsider)
+    return Entity.objects.create(memory_id=episode.memory_id, partition="shared",
+                                 name="Theirs", normalized_name="theirs", type="thing",
+                                 episode=episode)
+
+
 OTHER_ACCOUNTS = {
     "key_id": lambda outsider: outsider.key.pk,
     "name": lambda outsider: Memory.objects.create(account=outsider.account,
                                                    name="only-theirs").name,
+    "entity_id": lambda outsider: _their_entity(outsider).pk,
+    "episode_id": lambda outsider: _their_episode(outsider).pk,
 }
 
 

@@ -1,0 +1,145 @@
+"""Reading a memory page by page, as a person in the browser sees it.
+
+Lists are keyset-paginated (a cursor holds the last row's sort key), so the tenth page
+of a 10,000-fact memory costs what the first does: an index range, never an OFFSET.
+A person reads one partition at a time: `shared`, or the solo partition of one of
+their own tools (DESIGN, "People in the browser").
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from django.db.models import BooleanField, F, Q, QuerySet
+from django.db.models.expressions import RawSQL
+
+from accounts.principal import Principal
+from echomem.errors import ValidationFailed
+from memories.models import Episode, Fact, Memory
+from memories.scopes import SHARED
+from memories.selectors import FACT_VIEW_FIELDS, fact_view
+
+PAGE_SIZE = 50
+# What a browser fact row shows beyond fact_view: links to its endpoints and episode.
+BROWSE_FIELDS = (*FACT_VIEW_FIELDS, "episode_id", "partition")
+
+
+@dataclass(frozen=True)
+class ScopeChoice:
+    """A partition a person may read: its form value, its label, and who reads it."""
+
+    value: str
+    label: str
+    partition: str
+
+    def principal(self, person: Principal) -> Principal:
+        """The principal whose `scope` names this partition for the engine's tools."""
+        if self.partition == SHARED:
+            return person
+        return Principal(account_id=person.account_id, holder_id=person.holder_id,
+                         tool=self.partition.removeprefix(person.solo_prefix))
+
+    @property
+    def engine_scope(self) -> str:
+        return "shared" if self.partition == SHARED else "solo"
+
+
+def scope_choices(principal: Principal, memory: Memory) -> list[ScopeChoice]:
+    """`shared`, then the solo partition of each of the person's tools that wrote here."""
+    # Episodes, not facts: every fact's partition has its episode, and there are fewer.
+    solo = (Episode.objects.filter(memory_id=memory.pk,
+                                   partition__startswith=principal.solo_prefix)
+            .values_list("partition", flat=True).distinct().order_by("partition"))
+    return [ScopeChoice(SHARED, "Shared (whole account)", SHARED)] + [
+        ScopeChoice(scope_value(principal, partition),
+                    f"Solo: {partition.removeprefix(principal.solo_prefix)} (only you)",
+                    partition)
+        for partition in solo]
+
+
+def scope_value(principal: Principal, partition: str) -> str:
+    """How a page names a partition: `shared`, or `solo:<tool>` for the person's own."""
+    return partition if partition == SHARED else "solo:" + partition.removeprefix(
+        principal.solo_prefix)
+
+
+@dataclass(frozen=True)
+class FactPage:
+    facts: list[dict[str, Any]]
+    next_cursor: str | None
+
+
+def browse_view(fact: Fact) -> dict[str, Any]:
+    """fact_view plus the ids a page links to."""
+    return fact_view(fact) | {"source_id": str(fact.source_id),
+                              "target_id": str(fact.target_id),
+                              "episode_id": str(fact.episode_id)}
+
+
+def with_links(memory: Memory, facts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The engine's fact views (query_memory, trace_cause) with the ids a page links to,
+    in one query."""
+    ids = (Fact.objects.filter(memory_id=memory.pk, pk__in=[f["fact_id"] for f in facts])
+           .values_list("id", "source_id", "target_id", "episode_id"))
+    links = {str(pk): {"source_id": str(source), "target_id": str(target),
+                       "episode_id": str(episode)} for pk, source, target, episode in ids}
+    return [fact | links[fact["fact_id"]] for fact in facts if fact["fact_id"] in links]
+
+
+def browse_queryset(queryset: QuerySet) -> QuerySet:
+    return queryset.select_related("source", "target").only(*BROWSE_FIELDS)
+
+
+def fact_page(memory: Memory, partition: str, *, superseded: bool = False,
+              cursor: str | None = None, limit: int = PAGE_SIZE) -> FactPage:
+    """Live facts newest first, or superseded ones most recently replaced first."""
+    facts = Fact.objects.filter(memory_id=memory.pk, partition=partition,
+                                superseded_at__isnull=not superseded)
+    return keyset_page(facts, "superseded_at" if superseded else "created_at", cursor, limit)
+
+
+def keyset_page(facts: QuerySet, by: str, cursor: str | None,
+                limit: int = PAGE_SIZE) -> FactPage:
+    """`facts` ordered by (`by`, position, id) descending, the page after `cursor`."""
+    if cursor:
+        at, position, fact_id = decode_cursor(cursor)
+        # A row comparison: one index range instead of three OR'ed conditions.
+        facts = facts.filter(RawSQL(
+            f'("memories_fact"."{by}", "memories_fact"."position", "memories_fact"."id") '
+            "< (%s, %s, %s)", [at, position, fact_id], output_field=BooleanField()))
+    rows = list(browse_queryset(facts).order_by(F(by).desc(), "-position", "-id")[:limit + 1])
+    more = len(rows) > limit
+    rows = rows[:limit]
+    return FactPage([browse_view(row) for row in rows],
+                    encode_cursor(getattr(rows[-1], by), rows[-1].position, rows[-1].pk)
+                    if more else None)
+
+
+def encode_cursor(at: datetime, position: int, fact_id: uuid.UUID) -> str:
+    raw = f"{at.isoformat()}|{position}|{fact_id}"
+    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str) -> tuple[datetime, int, uuid.UUID]:
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+        at, position, fact_id = raw.split("|")
+        return datetime.fromisoformat(at), int(position), uuid.UUID(fact_id)
+    except (ValueError, binascii.Error, UnicodeDecodeError):
+        raise ValidationFailed("this page link is not one the server made", field="after",
+                               fix="follow the 'next page' link unchanged, or start again "
+                                   "from the first page") from None
+
+
+def live_edges_of(memory: Memory, partition: str, entity_id: uuid.UUID, *, outgoing: bool,
+                  cursor: str | None, limit: int = PAGE_SIZE) -> FactPage:
+    """An entity's live facts out (it is the source) or in (it is the target)."""
+    ends = Q(source_id=entity_id) if outgoing else Q(target_id=entity_id)
+    return keyset_page(Fact.objects.filter(ends, memory_id=memory.pk, partition=partition,
+                                           superseded_at__isnull=True), "created_at", cursor,
+                       limit)

@@ -1,0 +1,85 @@
+"""An entity as a person sees it: its live facts out and in, and each edge's earlier versions."""
+
+from __future__ import annotations
+
+import uuid
+from functools import reduce
+from operator import or_
+from typing import Any
+
+from django.db.models import Count, F, Q, Window
+from django.db.models.functions import RowNumber
+
+from accounts.principal import Principal
+from echomem.errors import NotFound
+from memories.browse import browse_queryset, browse_view, live_edges_of
+from memories.models import Entity, Fact, Memory
+from memories.scopes import SHARED, visible_to_person
+from memories.selectors import memory_for
+
+# Earlier versions shown under each live edge; the rest are counted, not listed.
+HISTORY_SHOWN = 5
+EDGE_KEY = ("source_id", "target_id", "relation_type")
+
+
+def visible_entity(principal: Principal, memory: Memory, entity_id: uuid.UUID) -> Entity:
+    entity = (Entity.objects.filter(visible_to_person(principal), pk=entity_id,
+                                    memory_id=memory.pk)
+              .only("id", "name", "type", "partition", "episode_id", "created_at").first())
+    if entity is None:
+        raise NotFound(f"no entity {entity_id} in memory {memory.name!r}", field="entity",
+                       fix="open the entity from the memory's facts or search")
+    return entity
+
+
+def entity_detail(principal: Principal, memory_name: str, entity_id: uuid.UUID, *,
+                  out_after: str | None = None, in_after: str | None = None) -> dict[str, Any]:
+    """The entity, a page of its live facts each way, and under each fact its edge's history
+    (up to HISTORY_SHOWN superseded versions, newest first, with when and what replaced it)."""
+    memory = memory_for(principal, memory_name)
+    entity = visible_entity(principal, memory, entity_id)
+    facts_out = live_edges_of(memory, entity.partition, entity.pk, outgoing=True, cursor=out_after)
+    facts_in = live_edges_of(memory, entity.partition, entity.pk, outgoing=False, cursor=in_after)
+    histories = edge_histories(memory, entity.partition, facts_out.facts + facts_in.facts)
+    for fact in facts_out.facts + facts_in.facts:
+        fact["history"] = histories.get(_key(fact), {"earlier": [], "versions": 0})
+        replacement = fact["fact"]
+        for version in fact["history"]["earlier"]:
+            version["replaced_by_fact"] = replacement
+            replacement = version["fact"]
+    return {
+        "entity": {"id": str(entity.pk), "name": entity.name, "type": entity.type,
+                   "scope": "shared" if entity.partition == SHARED else "solo",
+                   "partition": entity.partition, "episode_id": str(entity.episode_id)
+                   if entity.episode_id else None, "created_at": entity.created_at},
+        "memory": memory.name,
+        "facts_out": facts_out.facts, "facts_out_next": facts_out.next_cursor,
+        "facts_in": facts_in.facts, "facts_in_next": facts_in.next_cursor,
+    }
+
+
+def _key(fact: dict[str, Any]) -> tuple[str, str, str]:
+    return fact["source_id"], fact["target_id"], fact["relation_type"]
+
+
+def edge_histories(memory: Memory, partition: str,
+                   live: list[dict[str, Any]]) -> dict[tuple[str, str, str], dict[str, Any]]:
+    """Superseded versions of the edges of `live` facts, in one query however many edges."""
+    if not live:
+        return {}
+    keys = reduce(or_, (Q(source_id=s, target_id=t, relation_type=r)
+                        for s, t, r in {_key(f) for f in live}))
+    per_edge = [F(name) for name in EDGE_KEY]
+    versions = (browse_queryset(Fact.objects.filter(keys, memory_id=memory.pk,
+                                                    partition=partition,
+                                                    superseded_at__isnull=False))
+                .annotate(nth=Window(RowNumber(), partition_by=per_edge,
+                                     order_by=F("superseded_at").desc()),
+                          versions=Window(Count("id"), partition_by=per_edge))
+                .filter(nth__lte=HISTORY_SHOWN).order_by("-superseded_at"))
+    found: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for version in versions:
+        view = browse_view(version)
+        history = found.setdefault(_key(view), {"earlier": [], "versions": version.versions})
+        history["earlier"].append(view)
+    return found

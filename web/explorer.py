@@ -1,0 +1,131 @@
+"""The memory explorer: search and browse a memory's facts, an entity's edges and their
+history, an episode's provenance, and trace_cause drawn as a picture.
+
+Thin pages over the engine's own selectors (query_memory, trace_cause) and the browse
+selectors in memories/; a person reads the shared partition or one of their own tools'
+solo partitions (DESIGN, "People in the browser").
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
+from django.shortcuts import render
+
+from accounts.principal import Principal
+from echomem.errors import ValidationFailed
+from memories.browse import fact_page, scope_choices, scope_value, with_links
+from memories.causal import trace_cause
+from memories.entities import entity_detail
+from memories.episodes import episode_detail
+from memories.models import Memory
+from memories.schemas import QueryMemoryArgs, TraceCauseArgs, parse
+from memories.selectors import memory_for, query_memory
+from web.acting import acting
+from web.cause_diagram import diagram
+from web.explorer_forms import CauseForm, FactsForm
+from web.views import member_page
+
+SEARCH_RESULTS = 20
+
+
+def memory_page(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """A read-only page of one of the account's memories. The memory is looked up before
+    the method is checked, so any request for another account's memory is a 404."""
+
+    @member_page
+    @wraps(view)
+    def page(request: HttpRequest, name: str, **kwargs: Any) -> HttpResponse:
+        principal, _ = acting(request)
+        memory = memory_for(principal, name)
+        if request.method not in ("GET", "HEAD"):
+            return HttpResponseNotAllowed(["GET", "HEAD"])
+        return view(request, principal, memory, **kwargs)
+
+    return page
+
+
+def _refused(form, error: ValidationFailed, field: str) -> None:
+    form.add_error(field, f"{error.message}: {error.fix}" if error.fix else error.message)
+
+
+@memory_page
+def memory_explorer(request: HttpRequest, principal: Principal, memory: Memory) -> HttpResponse:
+    form = FactsForm(request.GET, scopes=scope_choices(principal, memory))
+    context: dict[str, Any] = {"memory": memory, "form": form}
+    if form.is_valid():
+        scope = form.chosen_scope()
+        context["scope"] = scope
+        query = form.cleaned_data["q"]
+        try:
+            if query:
+                results = query_memory(scope.principal(principal), parse(
+                    QueryMemoryArgs, {"memory": memory.name, "scope": scope.engine_scope,
+                                      "query": query, "top_k": SEARCH_RESULTS,
+                                      "include_superseded": form.cleaned_data["superseded"]}))
+                context["results"] = results | {"facts": with_links(memory, results["facts"])}
+            else:
+                context["page"] = fact_page(memory, scope.partition,
+                                            superseded=form.cleaned_data["superseded"],
+                                            cursor=form.cleaned_data["after"] or None)
+        except ValidationFailed as refused:
+            _refused(form, refused, "after" if refused.field == "after" else "q")
+    return render(request, "web/explorer_memory.html", context)
+
+
+@memory_page
+def entity_page(request: HttpRequest, principal: Principal, memory: Memory,
+                entity_id: uuid.UUID) -> HttpResponse:
+    cursors = {"out_after": request.GET.get("out") or None,
+               "in_after": request.GET.get("in") or None}
+    error = None
+    try:
+        detail = entity_detail(principal, memory.name, entity_id, **cursors)
+    except ValidationFailed as refused:  # a bad page link: say so, show the first pages
+        error = f"{refused.message}: {refused.fix}"
+        cursors = {"out_after": None, "in_after": None}
+        detail = entity_detail(principal, memory.name, entity_id)
+    return render(request, "web/explorer_entity.html", {
+        "memory": memory, "detail": detail, "error": error,
+        "scope_value": scope_value(principal, detail["entity"]["partition"]),
+        "out_cursor": cursors["out_after"] or "", "in_cursor": cursors["in_after"] or ""})
+
+
+@memory_page
+def episode_page(request: HttpRequest, principal: Principal, memory: Memory,
+                 episode_id: uuid.UUID) -> HttpResponse:
+    after, error = request.GET.get("after") or None, None
+    if after is not None:
+        if after.isdigit() and len(after) < 10:
+            after = int(after)
+        else:
+            after, error = None, ("after must be a fact position from the 'next facts' link; "
+                                  "showing the first facts instead")
+    detail = episode_detail(principal, memory.name, episode_id, facts_after=after)
+    return render(request, "web/explorer_episode.html",
+                  {"memory": memory, "detail": detail, "error": error})
+
+
+@memory_page
+def cause_page(request: HttpRequest, principal: Principal, memory: Memory) -> HttpResponse:
+    form = CauseForm(request.GET or None, scopes=scope_choices(principal, memory),
+                     initial={"direction": "both", "max_hops": 3})
+    context: dict[str, Any] = {"memory": memory, "form": form}
+    if form.is_bound and form.is_valid():
+        scope = form.chosen_scope()
+        try:
+            reply = trace_cause(scope.principal(principal), parse(TraceCauseArgs, {
+                "memory": memory.name, "scope": scope.engine_scope,
+                "subject": form.cleaned_data["subject"],
+                "direction": form.cleaned_data["direction"] or "both",
+                "max_hops": form.cleaned_data["max_hops"] or 3}))
+        except ValidationFailed as refused:
+            field = refused.field if refused.field in form.fields else "subject"
+            _refused(form, refused, field)
+        else:
+            context.update(reply=reply, diagram=diagram(reply), scope=scope)
+    return render(request, "web/explorer_cause.html", context)
