@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from web import views
+from web import audit_log, views
 from web.forms import SignInForm
 
 app_name = "web"
@@ -16,4 +16,8 @@ urlpatterns = [
     path("memories/new/", views.memory_new, name="memory_new"),
     path("memories/<str:name>/delete/", views.memory_remove, name="memory_delete"),
     path("keys/<int:key_id>/revoke/", views.key_revoke, name="key_revoke"),
+    path("audit/", audit_log.audit_log, name="audit_log"),
+    path("audit/export.csv", audit_log.audit_export_csv, name="audit_export_csv"),
+    path("audit/export.jsonl", audit_log.audit_export_jsonl, name="audit_export_jsonl"),
+    path("audit/verify/", audit_log.audit_verify_chain, name="audit_verify"),
 ]
