@@ -103,10 +103,7 @@ class FieldChange:
     field: str
     before: str
     after: str
-
-    @property
-    def changed(self) -> bool:
-        return self.before != self.after
+    changed: bool  # an update that set this field anew (a creation changes nothing)
 
 
 @dataclass(frozen=True)
@@ -139,11 +136,13 @@ class EventRow:
 
     @property
     def changes(self) -> list[FieldChange]:
-        """Each field of the before/after snapshots, side by side, in a stable order."""
+        """Each field of the before/after snapshots that has a value, side by side."""
         before, after = self.event.before or {}, self.event.after or {}
+        update = bool(before) and bool(after)
         fields = list(before) + [name for name in after if name not in before]
-        return [FieldChange(name, _shown(before.get(name)), _shown(after.get(name)))
-                for name in fields]
+        shown = [(name, _shown(before.get(name)), _shown(after.get(name))) for name in fields]
+        return [FieldChange(name, old, new, update and bool(new) and old != new)
+                for name, old, new in shown if old or new]
 
 
 def _shown(value: Any) -> str:
