@@ -117,10 +117,12 @@ def _intact(prev_hash: str, event: AuditEvent) -> bool:
 
 
 def audit_record(
-    *, principal: Principal, memory: Memory, partition: str, session_id: str,
+    *, principal: Principal, memory: Memory | None, partition: str, session_id: str,
     changes: list[Change],
 ) -> list[AuditEvent]:
-    """Append `changes` to the account's chain; call inside the change's transaction."""
+    """Append `changes` to the account's chain; call inside the change's transaction.
+
+    `memory` is None for an account-level event (a key, a member), which is in no memory."""
     if not changes:
         return []
     # Creates the head on an account's first event, else locks it (the no-op update
@@ -135,8 +137,9 @@ def audit_record(
     for change in changes:
         seq += 1
         event = AuditEvent(
-            account_id=principal.account_id, seq=seq, memory_id=memory.pk,
-            memory_name=memory.name, partition=partition, action=change.action,
+            account_id=principal.account_id, seq=seq,
+            memory_id=memory.pk if memory else None,
+            memory_name=memory.name if memory else "", partition=partition, action=change.action,
             object_id=change.object_id, session_id=session_id,
             holder_id=principal.holder_id, tool=principal.tool, key_id=principal.key_id,
             before=_plain(change.before), after=_plain(change.after), created_at=now,

@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from web import explorer, views
+from web import audit_log, explorer, views
 from web.forms import SignInForm
 
 app_name = "web"
@@ -25,4 +25,8 @@ urlpatterns = [
     path("memories/<str:name>/episodes/<uuid:episode_id>/", explorer.episode_page,
          name="explorer_episode"),
     path("memories/<str:name>/cause/", explorer.cause_page, name="explorer_cause"),
+    path("audit/", audit_log.audit_log, name="audit_log"),
+    path("audit/export.csv", audit_log.audit_export_csv, name="audit_export_csv"),
+    path("audit/export.jsonl", audit_log.audit_export_jsonl, name="audit_export_jsonl"),
+    path("audit/verify/", audit_log.audit_verify_chain, name="audit_verify"),
 ]

@@ -1,0 +1,116 @@
+"""The audit log's filter, read from the query string: every bad value is a field error
+that says what to pick instead, never a server error."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+from urllib.parse import urlencode
+
+from django import forms
+
+from memories.audit_log import AuditFilter
+from memories.limits import LABEL_CHARS
+
+ACCOUNT_LEVEL = "account"
+WHEN_FORMAT = "%Y-%m-%dT%H:%M"
+
+
+def _when(label: str) -> forms.DateTimeField:
+    return forms.DateTimeField(
+        label=label, required=False,
+        input_formats=[WHEN_FORMAT, "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M", "%Y-%m-%d"],
+        widget=forms.DateTimeInput(attrs={"type": "datetime-local"}, format=WHEN_FORMAT),
+        error_messages={"invalid": "Enter a date and time like 2026-11-30T14:05 (UTC)."})
+
+
+class AuditFilterForm(forms.Form):
+    memory = forms.ChoiceField(required=False)
+    action = forms.ChoiceField(required=False)
+    key = forms.ChoiceField(required=False)
+    session = forms.CharField(required=False, max_length=LABEL_CHARS,
+                              help_text="The session id an agent passed, exactly.")
+    since = _when("From (UTC)")
+    until = _when("To (UTC)")
+    # The keyset cursors of "older" and "newer": positive sequence numbers.
+    before = forms.IntegerField(required=False, min_value=1, widget=forms.HiddenInput)
+    after = forms.IntegerField(required=False, min_value=1, widget=forms.HiddenInput)
+
+    def __init__(self, data, *, choices: dict[str, Any]):
+        super().__init__(data)
+        self.oldest, self.newest = choices["oldest"], choices["newest"]
+        self.fields["memory"].choices = [("", "All memories and account events"),
+                                         (ACCOUNT_LEVEL, "Account-level events only")] + [
+            (str(pk), name) for pk, name in choices["memories"]]
+        self.fields["action"].choices = [("", "Any action")] + [
+            (action, action) for action in choices["actions"]]
+        self.fields["key"].choices = [("", "Any key")] + [
+            (str(pk), f"{key}{' · revoked' if key.revoked_at else ''}")
+            for pk, key in choices["keys"].items()]
+        invalid = "{value} is not one of the choices: pick one from the list, or leave it empty."
+        for name in ("memory", "action", "key"):
+            self.fields[name].error_messages["invalid_choice"] = invalid.replace(
+                "{value}", "%(value)s")
+        if self.oldest is not None:
+            span = (f"The log you can see runs from {self.oldest:%Y-%m-%d %H:%M} to "
+                    f"{self.newest:%Y-%m-%d %H:%M} UTC.")
+            self.fields["since"].help_text = span
+
+    def clean_since(self) -> datetime | None:
+        since = self.cleaned_data.get("since")
+        if since is not None and self.newest is not None and since > self.newest:
+            raise forms.ValidationError(
+                f"No event is that recent: the newest is {self.newest:%Y-%m-%d %H:%M} UTC. "
+                "Pick an earlier time, or leave it empty.")
+        return _in_range(since)
+
+    def clean_until(self) -> datetime | None:
+        until = self.cleaned_data.get("until")
+        if until is not None and self.oldest is not None and until < self.oldest:
+            raise forms.ValidationError(
+                f"No event is that old: the oldest is {self.oldest:%Y-%m-%d %H:%M} UTC. "
+                "Pick a later time, or leave it empty.")
+        return _in_range(until)
+
+    def clean(self):
+        cleaned = super().clean()
+        since, until = cleaned.get("since"), cleaned.get("until")
+        if since is not None and until is not None and since > until:
+            self.add_error("until", "“To” is before “From”: pick a time after "
+                                    f"{since:%Y-%m-%d %H:%M}, or swap them.")
+        if cleaned.get("before") and cleaned.get("after"):
+            self.add_error(None, "A page is either older or newer than an event, not both: "
+                                 "follow the “Older” or “Newer” link again.")
+        return cleaned
+
+    def audit_filter(self) -> AuditFilter:
+        data = self.cleaned_data
+        memory = data.get("memory") or ""
+        return AuditFilter(
+            memory_id=int(memory) if memory.isdigit() else None,
+            account_level=memory == ACCOUNT_LEVEL, action=data.get("action") or "",
+            key_id=int(data["key"]) if data.get("key") else None,
+            session_id=data.get("session") or "", since=data.get("since"),
+            until=data.get("until"))
+
+    def query(self) -> str:
+        """The filter as a query string, without the page cursor: for the paging and
+        export links, so they keep the filter."""
+        kept = {name: self.data.get(name) for name in self.fields
+                if name not in ("before", "after") and self.data.get(name)}
+        return urlencode(kept)
+
+
+def _in_range(value: datetime | None) -> datetime | None:
+    """Python's datetime covers years 1 to 9999 (Postgres more): a day's margin keeps the
+    comparison in range in any time zone."""
+    if value is None:
+        return None
+    try:
+        value + timedelta(days=1)
+        value - timedelta(days=1)
+    except OverflowError:
+        raise forms.ValidationError(
+            "That date is outside what the log can hold: pick one between years 1 and 9999."
+        ) from None
+    return value
