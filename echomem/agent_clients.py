@@ -49,14 +49,14 @@ def _bearer(reference: str) -> str:
 
 def _claude_code(url: str, name: str, key_env: str) -> list[tuple[str, str, str]]:
     header = f"Authorization: {_bearer('${' + key_env + '}')}"
-    # Single quotes keep the shell from expanding the variable: Claude Code stores the
-    # reference and expands it from its own environment when it starts the server.
-    command = (f"claude mcp add --transport http {shlex.quote(name)} {shlex.quote(url)} \\\n"
-               f"  --header '{header}'\n")
+    # Claude Code documents ${VAR} expansion for .mcp.json, the project scope, so the
+    # command writes there; single quotes keep the shell from putting the key itself in.
+    command = (f"claude mcp add --transport http --scope project {shlex.quote(name)} "
+               f"{shlex.quote(url)} \\\n  --header '{header}'\n")
     project = {"mcpServers": {name: {"type": "http", "url": url,
                                      "headers": {"Authorization": _bearer("${" + key_env + "}")}}}}
-    return [("a shell (add --scope user for every project)", "bash", command),
-            (".mcp.json at the project root (shared with the project)", "json", _json(project))]
+    return [("a shell, at the project root (writes .mcp.json)", "bash", command),
+            (".mcp.json at the project root (the same entry, by hand)", "json", _json(project))]
 
 
 def _cursor(url: str, name: str, key_env: str) -> list[tuple[str, str, str]]:
@@ -145,8 +145,10 @@ await client.close();
 
 
 NOTES = {
-    "claude-code": ("Claude Code expands ${VAR} in its MCP settings when it starts, so the key "
-                    "stays in the environment. Add --scope project to write .mcp.json instead."),
+    "claude-code": ("Claude Code expands ${VAR} in .mcp.json when it starts, so the file can "
+                    "be committed and the key stays in the environment. For every project "
+                    "instead, --scope user with double quotes lets the shell write the key "
+                    "itself into ~/.claude.json."),
     "cursor": "Cursor expands ${env:NAME} in url and headers.",
     "codex": ("Codex sends the variable named by bearer_token_env_var as the bearer token and "
               "refuses an inline bearer_token."),

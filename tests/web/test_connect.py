@@ -69,9 +69,10 @@ def test_each_config_has_the_shape_its_client_reads():
     assert one("claude-code", "json")["mcpServers"]["echo-memory"] == {
         "type": "http", "url": ENDPOINT, "headers": {"Authorization": bearer}}
     command = one("claude-code", "bash")
-    assert command[:6] == ["claude", "mcp", "add", "--transport", "http", "echo-memory"]
+    assert command[:8] == ["claude", "mcp", "add", "--transport", "http", "--scope", "project",
+                           "echo-memory"]
     # Single-quoted in the shell, so the reference (not the key) is what Claude Code stores.
-    assert command[6:] == [ENDPOINT, "--header", f"Authorization: {bearer}"]
+    assert command[8:] == [ENDPOINT, "--header", f"Authorization: {bearer}"]
     assert one("cursor", "json")["mcpServers"]["echo-memory"]["headers"] == {
         "Authorization": "Bearer ${env:" + KEY_ENV + "}"}
     assert one("codex", "toml") == {"mcp_servers": {"echo-memory": {
