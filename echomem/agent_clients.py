@@ -11,6 +11,7 @@ tomli_w, so a snippet is always valid in its format.
 from __future__ import annotations
 
 import json
+import re
 import shlex
 from dataclasses import dataclass
 
@@ -20,6 +21,8 @@ SERVER_NAME = "echo-memory"
 KEY_ENV = "ECHO_MEM_API_KEY"
 # What the person replaces in Claude Desktop's env block: visibly not a key.
 KEY_PLACEHOLDER = "em_YOUR_KEY"
+# The variable's name goes unquoted into shells, TOML values and JS member access.
+ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 @dataclass(frozen=True)
@@ -179,6 +182,11 @@ CLIENTS = (
 def clients(endpoint_url: str, server_name: str = SERVER_NAME,
             key_env: str = KEY_ENV) -> list[Client]:
     """Every client with its snippets, in the order the panel and the doc show them."""
+    if not ENV_NAME.fullmatch(key_env):
+        raise ValueError(f"key_env {key_env!r} is not an environment variable name: use "
+                         "letters, digits and underscores, not starting with a digit")
+    if not server_name.strip():
+        raise ValueError("server_name is empty: give the name the client lists the server by")
     return [Client(id=client_id, label=label, note=NOTES[client_id], snippets=tuple(
                 Snippet(client=client_id, label=label, where=where, language=language, text=text)
                 for where, language, text in build(endpoint_url, server_name, key_env)))

@@ -95,6 +95,14 @@ def test_a_server_name_with_dots_and_spaces_stays_one_name_in_every_format():
     assert "team notes.v2" in json.loads(named["cursor", "json"].text)["mcpServers"]
 
 
+@pytest.mark.parametrize(("options", "field"), [
+    ({"key_env": "MY KEY"}, "key_env"), ({"key_env": "1KEY"}, "key_env"),
+    ({"key_env": "K'; rm -rf ~"}, "key_env"), ({"server_name": " "}, "server_name")])
+def test_a_bad_variable_or_server_name_is_refused_naming_the_argument(options, field):
+    with pytest.raises(ValueError, match=f"^{field} "):
+        snippets(ENDPOINT, **options)
+
+
 def test_every_client_the_design_lists_is_offered():
     assert [c.label for c in clients(ENDPOINT)] == [
         "Claude Code", "Cursor", "Codex", "OpenCode", "Windsurf", "Claude Desktop",
