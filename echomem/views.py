@@ -8,6 +8,7 @@ from django.views import defaults
 from django.views.decorators.http import require_GET
 
 from mcp_gateway.jsonrpc import INVALID_REQUEST, error_body
+from web.connect import connect_context
 
 
 @require_GET
@@ -23,7 +24,8 @@ def healthz(request: HttpRequest) -> JsonResponse:
 
 @require_GET
 def home(request: HttpRequest):
-    return render(request, "home.html", {"mcp_url": request.build_absolute_uri("/mcp")})
+    # Two clients are enough to show the shape; the dashboard has them all.
+    return render(request, "home.html", connect_context(request, only=("claude-code", "cursor")))
 
 
 def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:

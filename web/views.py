@@ -19,6 +19,7 @@ from django.views.decorators.http import require_http_methods
 
 from accounts.models import Account, ApiKey, Membership
 from accounts.services import api_key_create, api_key_revoke, revocable_key
+from echomem.agent_clients import export_line
 from echomem.errors import Forbidden, NotFound, ValidationFailed
 from memories.erasure import (
     MAY_DELETE,
@@ -32,6 +33,7 @@ from memories.overview import memory_overview
 from memories.selectors import memory_for
 from memories.services import memory_create
 from web.acting import acting
+from web.connect import connect_context
 from web.forms import (
     DeleteAccountForm,
     DeleteMemoryForm,
@@ -91,7 +93,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
         "is_owner": role == Membership.Role.OWNER,
         "memories": memory_overview(principal),
         "keys": keys.select_related("holder", "default_memory").order_by("-created_at"),
-        "mcp_url": request.build_absolute_uri("/mcp"),
+        **connect_context(request),
     })
 
 
@@ -108,7 +110,8 @@ def key_new(request: HttpRequest) -> HttpResponse:
             name=form.cleaned_data["name"], tool=form.cleaned_data["tool"],
             default_memory=form.cleaned_data["default_memory"])
         return render(request, "web/key_created.html", {
-            "key": key, "plaintext": plaintext, "mcp_url": request.build_absolute_uri("/mcp")})
+            "key": key, "plaintext": plaintext, "export_line": export_line(key=plaintext),
+            **connect_context(request)})
     return render(request, "web/key_new.html", {"form": form})
 
 

@@ -1,0 +1,197 @@
+"""The connect snippets: one source (echomem.agent_clients) for the dashboard's panel, the
+landing page and docs/agents.md; each snippet valid in its own format, holding this
+server's endpoint and the key's variable, never a key."""
+
+from __future__ import annotations
+
+import ast
+import html
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tomllib
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from echomem.agent_clients import KEY_ENV, KEY_PLACEHOLDER, clients, snippets
+from web.agent_docs import DOC, MarkersMissing, generated_region, render
+
+ENDPOINT = "https://memory.example.com:8443/mcp"
+A_KEY = re.compile(r"em_[0-9a-f]{12}_")
+SNIPPETS = snippets(ENDPOINT)
+
+
+def parsed(snippet) -> object:
+    """The snippet read back by a parser of its language: a syntax error fails the test."""
+    if snippet.language == "json":
+        return json.loads(snippet.text)
+    if snippet.language == "toml":
+        return tomllib.loads(snippet.text)
+    if snippet.language == "bash":
+        return shlex.split(snippet.text.replace("\\\n", " "))
+    if snippet.language == "python":
+        return ast.parse(snippet.text)
+    raise AssertionError(f"no parser for {snippet.language}")  # javascript: see below
+
+
+@pytest.mark.parametrize("snippet", [s for s in SNIPPETS if s.language != "javascript"],
+                         ids=lambda s: f"{s.client}-{s.language}")
+def test_every_snippet_parses_and_holds_the_endpoint_and_variable_but_no_key(snippet):
+    assert parsed(snippet)
+    assert ENDPOINT in snippet.text and KEY_ENV in snippet.text
+    assert not A_KEY.search(snippet.text)
+
+
+def test_the_node_snippet_is_a_valid_es_module(tmp_path):
+    node = shutil.which("node")
+    assert node, "the Node snippet is checked with node --check: install Node.js"
+    [snippet] = [s for s in SNIPPETS if s.language == "javascript"]
+    module = tmp_path / "connect.mjs"
+    module.write_text(snippet.text)
+    checked = subprocess.run([node, "--check", str(module)], capture_output=True, text=True)
+    assert checked.returncode == 0, checked.stderr
+    assert ENDPOINT in snippet.text and f"process.env.{KEY_ENV}" in snippet.text
+
+
+def one(client_id: str, language: str):
+    [found] = [s for s in SNIPPETS if s.client == client_id and s.language == language]
+    return parsed(found)
+
+
+def test_each_config_has_the_shape_its_client_reads():
+    bearer = "Bearer ${" + KEY_ENV + "}"
+    assert one("claude-code", "json")["mcpServers"]["echo-memory"] == {
+        "type": "http", "url": ENDPOINT, "headers": {"Authorization": bearer}}
+    command = one("claude-code", "bash")
+    assert command[:8] == ["claude", "mcp", "add", "--transport", "http", "--scope", "project",
+                           "echo-memory"]
+    # Single-quoted in the shell, so the reference (not the key) is what Claude Code stores.
+    assert command[8:] == [ENDPOINT, "--header", f"Authorization: {bearer}"]
+    assert one("cursor", "json")["mcpServers"]["echo-memory"]["headers"] == {
+        "Authorization": "Bearer ${env:" + KEY_ENV + "}"}
+    assert one("codex", "toml") == {"mcp_servers": {"echo-memory": {
+        "url": ENDPOINT, "bearer_token_env_var": KEY_ENV}}}
+    assert one("codex", "bash")[-2:] == ["--bearer-token-env-var", KEY_ENV]
+    opencode = one("opencode", "json")["mcp"]["echo-memory"]
+    assert (opencode["type"], opencode["url"]) == ("remote", ENDPOINT)
+    assert opencode["headers"]["Authorization"] == "Bearer {env:" + KEY_ENV + "}"
+    windsurf = one("windsurf", "json")["mcpServers"]["echo-memory"]
+    assert windsurf["serverUrl"] == ENDPOINT and "url" not in windsurf
+    desktop = one("claude-desktop", "json")["mcpServers"]["echo-memory"]
+    assert desktop["command"] == "npx" and desktop["args"][1:3] == ["mcp-remote", ENDPOINT]
+    assert desktop["env"] == {KEY_ENV: KEY_PLACEHOLDER}
+
+
+def test_a_server_name_with_dots_and_spaces_stays_one_name_in_every_format():
+    named = {(s.client, s.language): s for s in snippets(ENDPOINT, server_name="team notes.v2")}
+    assert "team notes.v2" in tomllib.loads(named["codex", "toml"].text)["mcp_servers"]
+    assert "team notes.v2" in shlex.split(named["codex", "bash"].text)
+    assert "team notes.v2" in json.loads(named["cursor", "json"].text)["mcpServers"]
+
+
+@pytest.mark.parametrize(("options", "field"), [
+    ({"key_env": "MY KEY"}, "key_env"), ({"key_env": "1KEY"}, "key_env"),
+    ({"key_env": "K'; rm -rf ~"}, "key_env"), ({"server_name": " "}, "server_name")])
+def test_a_bad_variable_or_server_name_is_refused_naming_the_argument(options, field):
+    with pytest.raises(ValueError, match=f"^{field} "):
+        snippets(ENDPOINT, **options)
+
+
+def test_every_client_the_design_lists_is_offered():
+    assert [c.label for c in clients(ENDPOINT)] == [
+        "Claude Code", "Cursor", "Codex", "OpenCode", "Windsurf", "Claude Desktop",
+        "Python", "Node"]
+
+
+def test_the_python_snippet_talks_to_this_server_with_the_key_from_the_environment(
+        live_server, alice, tmp_path):
+    [snippet] = snippets(f"{live_server.url}/mcp", key_env="ECHO_TEST_KEY")[-2:-1]
+    assert snippet.language == "python"
+    script = tmp_path / "connect.py"
+    script.write_text(snippet.text)
+    ran = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                         timeout=120, env={**os.environ, "ECHO_TEST_KEY": alice.plaintext})
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    assert "write_episode" in ran.stdout and "query_memory" in ran.stdout
+
+
+def page_text(reply) -> str:
+    assert reply.status_code == 200
+    return html.unescape(reply.content.decode())
+
+
+def test_the_dashboard_shows_a_tab_and_a_copy_button_per_client_with_this_servers_endpoint(
+        client, alice, settings):
+    settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, "mem.example.org"]
+    client.force_login(alice.user)
+    text = page_text(client.get("/dashboard/", HTTP_HOST="mem.example.org"))
+    for found in clients("http://mem.example.org/mcp"):
+        assert f'id="connect-{found.id}-tab"' in text
+        for number, snippet in enumerate(found.snippets, start=1):
+            assert snippet.text in text
+            assert f'data-copy="connect-{found.id}-{number}"' in text
+    assert "bootstrap.bundle.min.js" in text and "web/copy.js" in text
+    assert "<script>" not in text and "onclick" not in text  # no inline scripts
+    assert alice.plaintext not in text
+
+
+def test_the_landing_page_shows_the_connect_snippet_and_the_way_in(client, settings):
+    settings.OPEN_SIGNUP = True
+    text = page_text(client.get("/"))
+    for found in clients("http://testserver/mcp")[:2]:  # Claude Code and Cursor
+        assert all(snippet.text in text for snippet in found.snippets)
+    assert 'href="/signup/"' in text and 'href="/login/"' in text
+    assert "Go to your dashboard" not in text
+
+    settings.OPEN_SIGNUP = False
+    text = page_text(client.get("/"))
+    assert 'href="/signup/"' not in text and "by invitation" in text
+
+
+def test_the_landing_page_sends_a_signed_in_person_to_the_dashboard(client, alice):
+    client.force_login(alice.user)
+    text = page_text(client.get("/"))
+    assert 'href="/dashboard/"' in text and "Go to your dashboard" in text
+    assert 'href="/login/"' not in text
+
+
+def test_the_new_key_page_gives_the_export_line_for_the_variable(client, alice):
+    client.force_login(alice.user)
+    text = page_text(client.post("/keys/new/", {"name": "laptop 2", "tool": "cursor"}))
+    [key] = re.findall(r"em_[0-9a-f]{12}_[A-Za-z0-9_-]{43}", text.split("export ")[0])
+    assert f'value="export {KEY_ENV}={key}"' in text
+
+
+def test_docs_agents_md_is_what_the_generator_writes():
+    current = DOC.read_text(encoding="utf-8")
+    assert render(current) == current, (
+        "docs/agents.md differs from echomem/agent_clients.py: run "
+        "`echo-memory manage agent_docs --write`")
+    assert generated_region() in current
+    call_command("agent_docs", "--check")
+
+
+def test_a_drifted_doc_is_put_back_and_one_without_markers_is_refused():
+    current = DOC.read_text(encoding="utf-8")
+    drifted = current.replace("bearer_token_env_var", "bearer_token", 1)
+    assert drifted != current and render(drifted) == current
+    with pytest.raises(MarkersMissing, match="no generated region"):
+        render("# Connecting agents\n")
+
+
+def test_the_check_fails_when_the_doc_has_drifted(tmp_path, monkeypatch):
+    import web.management.commands.agent_docs as command
+
+    stale = tmp_path / "agents.md"
+    stale.write_text(DOC.read_text(encoding="utf-8").replace("Codex", "Kodex", 1))
+    monkeypatch.setattr(command, "DOC", stale)
+    with pytest.raises(CommandError, match="agent_docs --write"):
+        call_command("agent_docs", "--check")
+    call_command("agent_docs", "--write")
+    assert stale.read_text(encoding="utf-8") == DOC.read_text(encoding="utf-8")
