@@ -158,9 +158,9 @@ def invitation_accept(request: HttpRequest, token: str) -> HttpResponse:
         invitation = team.invitation_for_user(token, user)
     except team.InvitationUnusable as unusable:
         return _unusable(request, unusable)
-    except NotFound as wrong_person:
-        return render(request, "web/team_invitation_unusable.html",
-                      {"reason": "wrong_email", "detail": _refusal(wrong_person)}, status=404)
+    except NotFound:
+        return render(request, "web/team_invitation_unusable.html", {"reason": "wrong_email"},
+                      status=404)
     form = None
     has_user = user is None and team.user_exists(invitation.email)
     if user is None and not has_user:
