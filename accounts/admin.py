@@ -82,7 +82,7 @@ class ApiKeyAdmin(admin.ModelAdmin):
             return
         key, plaintext = api_key_create(
             account=obj.account, holder=obj.holder, name=obj.name, tool=obj.tool,
-            default_memory=obj.default_memory,
+            default_memory=obj.default_memory, actor_id=request.user.pk,
         )
         obj.pk, obj.prefix = key.pk, key.prefix
         messages.warning(request, f"New key (shown once, copy it now): {plaintext}")
@@ -91,5 +91,5 @@ class ApiKeyAdmin(admin.ModelAdmin):
     def revoke(self, request, queryset) -> None:
         keys = list(queryset.filter(revoked_at__isnull=True))
         for key in keys:
-            api_key_revoke(key=key)
+            api_key_revoke(key=key, actor_id=request.user.pk)
         messages.success(request, f"Revoked {len(keys)} key(s) at {timezone.now():%Y-%m-%d %H:%M}.")

@@ -80,3 +80,30 @@ class ApiKey(models.Model):
     @property
     def is_active(self) -> bool:
         return self.revoked_at is None
+
+
+class Invitation(models.Model):
+    """An emailed link to join an account; only the token's hash is kept, like API keys."""
+
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="invitations")
+    email = models.EmailField(max_length=150)
+    role = models.CharField(max_length=16, choices=Membership.Role.choices,
+                            default=Membership.Role.MEMBER)
+    token_hash = models.CharField(max_length=64, unique=True, editable=False)
+    invited_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True,
+                                   on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField()
+    accepted_at = models.DateTimeField(null=True, blank=True)
+    accepted_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
+                                    on_delete=models.SET_NULL, related_name="+")
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["account", "email"], name="invitation_pending",
+                         condition=Q(accepted_at__isnull=True, revoked_at__isnull=True)),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.email} invited to {self.account} as {self.role}"

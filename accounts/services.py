@@ -9,6 +9,7 @@ from django.utils import timezone
 from accounts import keys
 from accounts.models import Account, ApiKey, Membership
 from echomem.errors import Forbidden, NotFound, ValidationFailed
+from memories.audit import account_event
 from memories.models import Memory
 from memories.selectors import DEFAULT_MEMORY_NAME
 from memories.services import memory_create
@@ -20,7 +21,8 @@ def account_create(*, owner: AbstractBaseUser, name: str) -> Account:
     account = Account.objects.create(name=name)
     Membership.objects.create(user=owner, account=account, role=Membership.Role.OWNER)
     account.default_memory = memory_create(account_id=account.pk, name=DEFAULT_MEMORY_NAME,
-                                           description="Created with the account.")
+                                           description="Created with the account.",
+                                           actor_id=owner.pk)
     account.save(update_fields=["default_memory"])
     return account
 
@@ -43,9 +45,10 @@ def api_key_check(
 @transaction.atomic
 def api_key_create(
     *, account: Account, holder: AbstractBaseUser, name: str, tool: str,
-    default_memory: Memory | None = None,
+    default_memory: Memory | None = None, actor_id: int | None = None,
 ) -> tuple[ApiKey, str]:
-    """Issue a key; the plaintext is returned here once and never stored."""
+    """Issue a key; the plaintext is returned here once and never stored. `actor_id` is who
+    issued it when not the holder (an admin in the admin site)."""
     api_key_check(account=account, holder=holder, tool=tool, default_memory=default_memory)
     tool = tool.strip()
     issued = keys.issue()
@@ -53,14 +56,27 @@ def api_key_create(
         account=account, holder=holder, name=name.strip() or tool, tool=tool,
         prefix=issued.prefix, secret_hash=issued.secret_hash, default_memory=default_memory,
     )
+    account_event(account_id=account.pk, actor_id=actor_id or holder.pk, action="key.created",
+                  object_id=key.pk, after=_key_summary(key))
     return key, issued.plaintext
 
 
-def api_key_revoke(*, key: ApiKey) -> ApiKey:
+@transaction.atomic
+def api_key_revoke(*, key: ApiKey, actor_id: int | None = None) -> ApiKey:
+    """Revoke once; the event names who did it (None: the server, e.g. a removed member's)."""
     if key.revoked_at is None:
         key.revoked_at = timezone.now()
-        ApiKey.objects.filter(pk=key.pk, revoked_at__isnull=True).update(revoked_at=key.revoked_at)
+        revoked = ApiKey.objects.filter(pk=key.pk, revoked_at__isnull=True).update(
+            revoked_at=key.revoked_at)
+        if revoked:
+            account_event(account_id=key.account_id, actor_id=actor_id, action="key.revoked",
+                          object_id=key.pk, after=_key_summary(key))
     return key
+
+
+def _key_summary(key: ApiKey) -> dict[str, object]:
+    return {"key": f"em_{key.prefix}_…", "name": key.name, "tool": key.tool,
+            "holder": key.holder_id}
 
 
 QUICKSTART_TOOL = "quickstart"

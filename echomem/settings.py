@@ -36,6 +36,12 @@ OPEN_SIGNUP = env.bool("ECHO_MEMORY_OPEN_SIGNUP", default=not SELF_HOSTED)
 LOGIN_URL = "web:login"
 LOGIN_REDIRECT_URL = "web:dashboard"
 LOGOUT_REDIRECT_URL = "web:login"
+# Team invitations: a link older than this is refused; the email goes out through Django's
+# mail backend (printed to the console unless a real backend is configured).
+INVITATION_EXPIRY_DAYS = env.int("ECHO_MEMORY_INVITATION_EXPIRY_DAYS", default=7)
+EMAIL_BACKEND = env.str("EMAIL_BACKEND",
+                        default="django.core.mail.backends.console.EmailBackend")
+DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="Echo Memory <noreply@localhost>")
 SELF_HOSTED_USER_ID = env.str("ECHO_MEMORY_USER_ID", default="")
 SELF_HOSTED_AGENT_ID = env.str("ECHO_MEMORY_AGENT_ID", default="")
 # A request without a key acts as ECHO_MEMORY_USER_ID only when it comes from this machine
@@ -133,6 +139,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "web.context_processors.signup",
+                "web.context_processors.accounts",
             ],
         },
     },

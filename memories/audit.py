@@ -39,6 +39,9 @@ FORMAT = 2
 # The event that accounts for erased events: every event of its memory before it.
 MEMORY_DELETED = "memory.deleted"
 ERASURE_ACTIONS = frozenset({MEMORY_DELETED})
+# Account-level events (team, keys, memories' lifecycle) carry no graph partition, so the
+# agents' get_audit_log, which reads one partition of one memory, never lists them.
+ACCOUNT_PARTITION = ""
 EVENT_COLUMNS = [
     ("account_id", "bigint"), ("seq", "bigint"), ("memory_id", "bigint"),
     ("memory_name", "text"), ("partition", "text"), ("action", "text"), ("object_id", "text"),
@@ -138,8 +141,9 @@ def audit_record(
         seq += 1
         event = AuditEvent(
             account_id=principal.account_id, seq=seq,
-            memory_id=memory.pk if memory else None,
-            memory_name=memory.name if memory else "", partition=partition, action=change.action,
+            memory_id=memory.pk if memory is not None else None,
+            memory_name=memory.name if memory is not None else "",
+            partition=partition, action=change.action,
             object_id=change.object_id, session_id=session_id,
             holder_id=principal.holder_id, tool=principal.tool, key_id=principal.key_id,
             before=_plain(change.before), after=_plain(change.after), created_at=now,
@@ -158,6 +162,19 @@ def audit_record(
         ], casts={"before": "::jsonb", "after": "::jsonb"}),
     ]))
     return events
+
+
+def account_event(
+    *, account_id: int, actor_id: int | None, action: str, object_id: object,
+    after: dict[str, Any], memory: Memory | None = None, tool: str = "", key_id: int | None = None,
+) -> AuditEvent:
+    """Record one account-level event (`member.joined`, `key.revoked`, ...) in the account's
+    chain; call inside the change's transaction. `after` says who/what in a few fields.
+    An event about a memory names it, so deleting the memory erases this text too."""
+    principal = Principal(account_id=account_id, holder_id=actor_id, tool=tool, key_id=key_id)
+    event, = audit_record(principal=principal, memory=memory, partition=ACCOUNT_PARTITION,
+                          session_id="", changes=[Change(action, str(object_id), after=after)])
+    return event
 
 
 @dataclass(frozen=True)

@@ -17,13 +17,17 @@ from django.db import connection, models, transaction
 from accounts.models import Account, Membership
 from accounts.principal import Principal
 from echomem.errors import Forbidden, ValidationFailed
-from memories.audit import MEMORY_DELETED, Change, audit_record, erase_memory_events
+from memories.audit import (
+    ACCOUNT_PARTITION,
+    MEMORY_DELETED,
+    Change,
+    audit_record,
+    erase_memory_events,
+)
 from memories.models import Entity, Episode, Fact, Memory
 from memories.selectors import memory_for
 
 MAY_DELETE = {Membership.Role.OWNER, Membership.Role.ADMIN}
-# Account-level events carry no graph partition.
-ACCOUNT_PARTITION = ""
 
 
 def memory_delete(principal: Principal, name: str, *, confirm: str) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from django.utils import timezone
 from accounts.principal import Principal
 from echomem.errors import NotFound, ValidationFailed
 from memories import bulk, indexing, planner_stats
-from memories.audit import Change, audit_record
+from memories.audit import Change, account_event, audit_record
 from memories.models import (
     MEMORY_NAME_RULE,
     Fact,
@@ -49,7 +49,9 @@ RETRIED_CONSTRAINTS = {"one_live_edge_per_key", "entity_name_per_partition"}
 MAX_ATTEMPTS = 8
 
 
-def memory_create(*, account_id: int, name: str, description: str = "") -> Memory:
+def memory_create(*, account_id: int, name: str, description: str = "",
+                  actor_id: int | None = None) -> Memory:
+    """A new memory, recorded as `memory.created` by `actor_id` (None: the server itself)."""
     try:
         memory_name_validator(name)
     except ValidationError:
@@ -59,8 +61,11 @@ def memory_create(*, account_id: int, name: str, description: str = "") -> Memor
         ) from None
     try:
         with transaction.atomic():
-            return Memory.objects.create(account_id=account_id, name=name,
-                                         description=description)
+            memory = Memory.objects.create(account_id=account_id, name=name,
+                                           description=description)
+            account_event(account_id=account_id, actor_id=actor_id, action="memory.created",
+                          object_id=memory.pk, memory=memory, after={"name": name})
+            return memory
     except IntegrityError:
         raise ValidationFailed(
             f"a memory named {name!r} already exists in this account", field="name",

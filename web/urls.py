@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from web import audit_log, explorer, views
+from web import audit_log, explorer, team, views
 from web.forms import SignInForm
 
 app_name = "web"
@@ -29,4 +29,13 @@ urlpatterns = [
     path("audit/export.csv", audit_log.audit_export_csv, name="audit_export_csv"),
     path("audit/export.jsonl", audit_log.audit_export_jsonl, name="audit_export_jsonl"),
     path("audit/verify/", audit_log.audit_verify_chain, name="audit_verify"),
+    path("team/", team.team_page, name="team"),
+    path("team/leave/", team.account_leave, name="account_leave"),
+    path("team/members/<int:member_id>/role/", team.member_role, name="member_role"),
+    path("team/members/<int:member_id>/remove/", team.member_remove, name="member_remove"),
+    path("team/invitations/<int:invitation_id>/revoke/", team.invitation_revoke,
+         name="invitation_revoke"),
+    path("invitations/<str:token>/", team.invitation_accept, name="invitation_accept"),
+    path("accounts/switch/", team.account_switch, name="account_switch"),
+    path("accounts/new/", team.account_new, name="account_new"),
 ]

@@ -121,7 +121,7 @@ def key_revoke(request: HttpRequest, key_id: int) -> HttpResponse:
     principal, role = acting(request)
     key = revocable_key(principal=principal, role=role, key_id=key_id)
     if request.method == "POST":
-        api_key_revoke(key=key)
+        api_key_revoke(key=key, actor_id=request.user.pk)
         messages.success(request, f"Key {key} is revoked; agents using it are refused from now.")
         return redirect("web:dashboard")
     return render(request, "web/key_revoke.html", {"key": key})
@@ -134,7 +134,8 @@ def memory_new(request: HttpRequest) -> HttpResponse:
     form = NewMemoryForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
-            memory = memory_create(account_id=principal.account_id, **form.cleaned_data)
+            memory = memory_create(account_id=principal.account_id,
+                                   actor_id=request.user.pk, **form.cleaned_data)
         except ValidationFailed as refused:
             form.add_error(refused.field or None, f"{refused.message}: {refused.fix}")
         else:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from mcp_gateway import tools
+from memories.models import AuditEvent
 from tests.mcp.test_tools import episode
 
 
@@ -25,7 +26,9 @@ def test_each_tool_answers_with_the_same_output_as_over_mcp(client, alice):
         "scope": "shared", "fact_id": recalled["facts"][0]["fact_id"], "note": "saved time"})
     assert saved.json()["recorded"] is True
     audit = post(client, alice, "get_audit_log", {"scope": "shared"}).json()
-    assert audit["events"][0]["seq"] == 1
+    first_write = (AuditEvent.objects.filter(account=alice.account, partition="shared")
+                   .order_by("seq").first())
+    assert audit["events"][0]["seq"] == first_write.seq
 
 
 def test_invalid_arguments_are_400_naming_the_field_and_the_fix(client, alice):

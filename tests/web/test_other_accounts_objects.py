@@ -5,10 +5,14 @@ covered; a new kind of parameter fails here until it says how to make another ac
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 
 import pytest
 from django.urls import URLPattern, URLResolver, get_resolver
+from django.utils import timezone
 
+from accounts.models import Invitation, Membership
+from accounts.team import token_hash
 from memories.models import Entity, Episode, Memory
 
 
@@ -36,8 +40,20 @@ def _their_entity(outsider) -> Entity:
                                  episode=episode)
 
 
+def _their_invitation(outsider, token: str = "their-link-token") -> Invitation:
+    return Invitation.objects.create(
+        account=outsider.account, email="someone@example.com", token_hash=token_hash(token),
+        invited_by=outsider.user, expires_at=timezone.now() + timedelta(days=1))
+
+
 OTHER_ACCOUNTS = {
     "key_id": lambda outsider: outsider.key.pk,
+    "member_id": lambda outsider: Membership.objects.get(account=outsider.account).pk,
+    "invitation_id": lambda outsider: _their_invitation(outsider).pk,
+    # A link sent to someone else: a signed-in person with another email is told it is not
+    # theirs (404), and learns nothing about the account.
+    "token": lambda outsider: _their_invitation(outsider, "their-link-token") and
+    "their-link-token",
     "name": lambda outsider: Memory.objects.create(account=outsider.account,
                                                    name="only-theirs").name,
     "entity_id": lambda outsider: _their_entity(outsider).pk,

@@ -1,0 +1,228 @@
+"""Team pages: members and invitations, accepting an invitation, switching and creating
+accounts. The rules (who may do what, the last owner) are in accounts.team."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth import login
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_http_methods, require_POST
+
+from accounts import team
+from accounts.models import Account, Membership
+from accounts.principal import principal_for_member
+from echomem.errors import NotFound, ValidationFailed
+from web.acting import CURRENT_ACCOUNT, acting
+from web.team_forms import (
+    AcceptAsNewUserForm,
+    InviteForm,
+    NewAccountForm,
+    RoleForm,
+    SwitchAccountForm,
+)
+from web.views import member_page
+
+Role = Membership.Role
+
+
+def _invitable_roles(role: str) -> list[str]:
+    return [r for r in Role.values if role in team.MANAGERS and team.may_manage(role, r)]
+
+
+def _refusal(refused: ValidationFailed) -> str:
+    return f"{refused.message}: {refused.fix}" if refused.fix else refused.message
+
+
+@member_page
+@require_http_methods(["GET", "POST"])
+def team_page(request: HttpRequest) -> HttpResponse:
+    principal, role = acting(request)
+    form = InviteForm(request.POST or None, roles=_invitable_roles(role))
+    if request.method == "POST":
+        team.require_may_manage(role, Role.MEMBER, field="email")
+        if form.is_valid():
+            try:
+                invitation = team.invite(
+                    principal=principal, actor_role=role, email=form.cleaned_data["email"],
+                    role=form.cleaned_data["role"],
+                    link_for=lambda token: request.build_absolute_uri(
+                        reverse("web:invitation_accept", args=[token])))
+            except ValidationFailed as refused:
+                form.add_error(refused.field if refused.field in form.fields else None,
+                               _refusal(refused))
+            else:
+                messages.success(request, f"Invitation sent to {invitation.email}; the link "
+                                          "works once, until "
+                                          f"{invitation.expires_at:%Y-%m-%d %H:%M} UTC "
+                                          "unless you revoke it.")
+                return redirect("web:team")
+    members = list(team.team_members(principal))
+    return render(request, "web/team_page.html", {
+        "account": Account.objects.get(pk=principal.account_id), "role": role,
+        "may_invite": role in team.MANAGERS, "form": form,
+        "members": [(m, role in team.MANAGERS and team.may_manage(role, m.role)
+                     and m.user_id != request.user.pk) for m in members],
+        "invitations": [(i, role in team.MANAGERS and team.may_manage(role, i.role))
+                        for i in team.pending_invitations(principal)],
+        "roles": _invitable_roles(role),
+    })
+
+
+@member_page
+@require_http_methods(["GET", "POST"])
+def member_role(request: HttpRequest, member_id: int) -> HttpResponse:
+    principal, role = acting(request)
+    membership = team.member_of_account(principal, member_id)
+    team.require_may_manage(role, membership.role, field="member")
+    form = RoleForm(request.POST or None, initial={"role": membership.role})
+    form.fields["role"].choices = [c for c in Role.choices if team.may_manage(role, c[0])]
+    if request.method == "POST" and form.is_valid():
+        try:
+            team.member_role_change(principal=principal, actor_role=role, member_id=member_id,
+                                    role=form.cleaned_data["role"])
+        except ValidationFailed as refused:
+            form.add_error("role", _refusal(refused))
+        else:
+            messages.success(request, f"{team.email_of(membership.user) or membership.user} "
+                                      f"is now {form.cleaned_data['role']}.")
+            return redirect("web:team")
+    return render(request, "web/team_member_role.html", {"membership": membership,
+                                                          "form": form})
+
+
+@member_page
+@require_http_methods(["GET", "POST"])
+def member_remove(request: HttpRequest, member_id: int) -> HttpResponse:
+    principal, role = acting(request)
+    membership = team.member_of_account(principal, member_id)
+    team.require_may_manage(role, membership.role, field="member")
+    error = None
+    if request.method == "POST":
+        try:
+            revoked = team.member_remove(principal=principal, actor_role=role,
+                                         member_id=member_id)
+        except ValidationFailed as refused:
+            error = _refusal(refused)
+        else:
+            messages.success(request, f"{membership.user} is removed from the account and "
+                                      f"{revoked} of their keys are revoked.")
+            return redirect("web:team")
+    keys = membership.user.api_keys.filter(account_id=principal.account_id,
+                                           revoked_at__isnull=True).count()
+    return render(request, "web/team_member_remove.html", {
+        "membership": membership, "keys": keys, "error": error})
+
+
+@member_page
+@require_http_methods(["GET", "POST"])
+def invitation_revoke(request: HttpRequest, invitation_id: int) -> HttpResponse:
+    principal, role = acting(request)
+    invitation = team.invitation_of_account(principal, invitation_id)
+    team.require_may_manage(role, invitation.role, field="invitation")
+    if request.method == "POST":
+        team.invitation_revoke(principal=principal, actor_role=role,
+                               invitation_id=invitation_id)
+        messages.success(request, f"The invitation to {invitation.email} is revoked; its "
+                                  "link no longer works.")
+        return redirect("web:team")
+    return render(request, "web/team_invitation_revoke.html", {"invitation": invitation})
+
+
+@member_page
+@require_http_methods(["GET", "POST"])
+def account_leave(request: HttpRequest) -> HttpResponse:
+    principal, role = acting(request)
+    account = Account.objects.get(pk=principal.account_id)
+    error = None
+    if request.method == "POST":
+        try:
+            revoked = team.account_leave(principal=principal)
+        except ValidationFailed as refused:
+            error = _refusal(refused)
+        else:
+            request.session.pop(CURRENT_ACCOUNT, None)
+            messages.success(request, f"You left {account.name}; {revoked} of your keys there "
+                                      "are revoked.")
+            return redirect("web:dashboard")
+    return render(request, "web/team_leave.html", {"account": account, "role": role,
+                                                    "error": error})
+
+
+@require_http_methods(["GET", "POST"])
+def invitation_accept(request: HttpRequest, token: str) -> HttpResponse:
+    user = request.user if request.user.is_authenticated else None
+    try:
+        invitation = team.invitation_for_user(token, user)
+    except team.InvitationUnusable as unusable:
+        return _unusable(request, unusable)
+    except NotFound:
+        return render(request, "web/team_invitation_unusable.html", {"reason": "wrong_email"},
+                      status=404)
+    form = None
+    has_user = user is None and team.user_exists(invitation.email)
+    if user is None and not has_user:
+        form = AcceptAsNewUserForm(request.POST or None, email=invitation.email)
+    if request.method == "POST":
+        try:
+            if user is not None:
+                membership = team.accept(token=token, user=user)
+            elif form is not None and form.is_valid():
+                user, membership = team.accept_as_new_user(
+                    token=token, password=form.cleaned_data["password"])
+                login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+            else:
+                membership = None
+        except team.InvitationUnusable as unusable:
+            return _unusable(request, unusable)
+        except ValidationFailed as refused:
+            form.add_error(None, _refusal(refused))
+            membership = None
+        if membership is not None:
+            request.session[CURRENT_ACCOUNT] = membership.account_id
+            messages.success(request, f"You joined {invitation.account.name} as "
+                                      f"{membership.role}.")
+            return redirect("web:dashboard")
+    return render(request, "web/team_invitation_accept.html", {
+        "invitation": invitation, "form": form, "has_user": has_user,
+        "login_url": f"{reverse('web:login')}?next={request.path}"})
+
+
+def _unusable(request: HttpRequest, unusable: team.InvitationUnusable) -> HttpResponse:
+    return render(request, "web/team_invitation_unusable.html",
+                  {"reason": unusable.reason, "invitation": unusable.invitation},
+                  status=404 if unusable.reason == "unknown" else 410)
+
+
+@login_required
+@require_POST
+def account_switch(request: HttpRequest) -> HttpResponse:
+    form = SwitchAccountForm(request.POST)
+    if not form.is_valid():
+        raise Http404("pick one of your accounts from the menu")
+    try:
+        principal, _ = principal_for_member(request.user, form.cleaned_data["account"])
+    except NotFound as missing:
+        raise Http404(missing.message) from None
+    request.session[CURRENT_ACCOUNT] = principal.account_id
+    return redirect("web:dashboard")
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def account_new(request: HttpRequest) -> HttpResponse:
+    form = NewAccountForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            account = team.another_account_create(user=request.user,
+                                                  name=form.cleaned_data["name"])
+        except ValidationFailed as refused:
+            form.add_error("name", _refusal(refused))
+        else:
+            request.session[CURRENT_ACCOUNT] = account.pk
+            messages.success(request, f"{account.name} is ready; you own it and are acting "
+                                      "in it now.")
+            return redirect("web:dashboard")
+    return render(request, "web/account_new.html", {"form": form})
