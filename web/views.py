@@ -28,6 +28,7 @@ from memories.services import memory_create
 from web.acting import acting
 from web.forms import DeleteMemoryForm, NewKeyForm, NewMemoryForm, SignUpForm
 from web.services import sign_up
+from web.verification import is_unverified, require_verification
 
 
 @require_http_methods(["GET", "POST"])
@@ -41,6 +42,8 @@ def signup(request: HttpRequest) -> HttpResponse:
         user, _ = sign_up(email=form.cleaned_data["email"],
                           password=form.cleaned_data["password"])
         login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+        if settings.VERIFY_EMAIL:
+            require_verification(request, user)
         return redirect("web:dashboard")
     return render(request, "web/signup.html", {"form": form})
 
@@ -86,6 +89,8 @@ def dashboard(request: HttpRequest) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def key_new(request: HttpRequest) -> HttpResponse:
     principal, _ = acting(request)
+    if is_unverified(request.user):
+        return render(request, "web/verify_first.html", status=403)
     memories = Memory.objects.filter(account_id=principal.account_id).order_by("name")
     form = NewKeyForm(request.POST or None, memories=memories)
     if request.method == "POST" and form.is_valid():

@@ -8,6 +8,8 @@ import re
 
 import pytest
 from django.urls import URLPattern, URLResolver, get_resolver
+from django.utils.encoding import force_bytes
+from django.utils.http import urlsafe_base64_encode
 
 from memories.models import Memory
 
@@ -27,6 +29,9 @@ OTHER_ACCOUNTS = {
     "key_id": lambda outsider: outsider.key.pk,
     "name": lambda outsider: Memory.objects.create(account=outsider.account,
                                                    name="only-theirs").name,
+    # Links mailed to another person: their user id, with a token this person cannot know.
+    "uidb64": lambda outsider: urlsafe_base64_encode(force_bytes(outsider.user.pk)),
+    "token": lambda outsider: "not-their-token",
 }
 
 
