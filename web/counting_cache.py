@@ -8,7 +8,7 @@ lock of a single INSERT .. ON CONFLICT or UPDATE .. RETURNING orders them instea
 from __future__ import annotations
 
 import random
-from datetime import datetime, timedelta, timezone as dt_timezone
+from datetime import UTC, datetime, timedelta
 
 from django.core.cache.backends.base import DEFAULT_TIMEOUT, BaseCache
 from django.db import connection
@@ -29,7 +29,7 @@ class CountingCache(BaseCache):
         seconds = self.get_backend_timeout(timeout)
         if seconds is None:
             return timezone.now() + timedelta(days=3650)
-        return datetime.fromtimestamp(seconds, tz=dt_timezone.utc)
+        return datetime.fromtimestamp(seconds, tz=UTC)
 
     @staticmethod
     def _require_int(value) -> int:
