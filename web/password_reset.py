@@ -50,13 +50,12 @@ class ResetConfirm(auth_views.PasswordResetConfirmView):
     post_reset_login_backend = "django.contrib.auth.backends.ModelBackend"
     success_url = reverse_lazy("web:dashboard")
 
-    def dispatch(self, *args, **kwargs):
-        response = super().dispatch(*args, **kwargs)
+    def render_to_response(self, context, **kwargs):
         if not self.validlink:  # a wrong or used link is not found, whoever asks
             return render(self.request, "web/link_invalid.html",
                           {"reason": INVALID_LINK, "again": reverse("web:password_reset")},
                           status=404)
-        return response
+        return super().render_to_response(context, **kwargs)
 
     def form_valid(self, form):
         response = super().form_valid(form)

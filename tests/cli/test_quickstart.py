@@ -28,6 +28,7 @@ def test_quickstart_serves_on_localhost_and_prints_a_working_key(home, servers, 
     assert f"endpoint:  {endpoint}" in output
     assert (f'claude mcp add --transport http echo-memory {endpoint} '
             f'--header "Authorization: Bearer {key}"') in output
+    assert_sign_in_link_works(output, port)
     listed = httpx.get(f"http://127.0.0.1:{port}/api/v1/memories",
                        headers={"Authorization": f"Bearer {key}"})
     assert listed.status_code == 200
@@ -53,6 +54,26 @@ def test_quickstart_serves_on_localhost_and_prints_a_working_key(home, servers, 
 
     assert server.stop() == 0
     assert "stopped" in run_cli("status", env=cli_env(home)).stdout
+
+
+SIGN_IN = re.compile(r"^  (http://\S+/password-reset/\S+/\S+/)$", re.MULTILINE)
+
+
+def assert_sign_in_link_works(output: str, port: int) -> None:
+    """The printed link opens a set-password page; setting one lands on the dashboard."""
+    link = SIGN_IN.search(output)
+    assert link, output
+    link = link[1]
+    assert link.startswith(f"http://127.0.0.1:{port}/password-reset/")
+    with httpx.Client(follow_redirects=True) as browser:
+        form = browser.get(link)
+        assert form.status_code == 200 and "Set a new password" in form.text
+        csrf = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', form.text)[1]
+        done = browser.post(str(form.url), data={
+            "csrfmiddlewaretoken": csrf, "new_password1": "a long owner passphrase 7",
+            "new_password2": "a long owner passphrase 7"}, headers={"Referer": str(form.url)})
+        assert done.url.path == "/dashboard/" and "default" in done.text
+    assert httpx.get(link).status_code == 404  # it worked once
 
 
 def test_a_second_serve_on_the_same_home_joins_the_running_database(home, servers, tmp_path):
