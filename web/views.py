@@ -12,6 +12,7 @@ from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
+from django.db import transaction
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
@@ -28,7 +29,7 @@ from memories.services import memory_create
 from web.acting import acting
 from web.forms import DeleteMemoryForm, NewKeyForm, NewMemoryForm, SignUpForm
 from web.services import sign_up
-from web.verification import is_unverified, require_verification
+from web.verification import is_unverified, mark_unverified, send_link
 
 
 @require_http_methods(["GET", "POST"])
@@ -39,11 +40,14 @@ def signup(request: HttpRequest) -> HttpResponse:
         return redirect("web:dashboard")
     form = SignUpForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
-        user, _ = sign_up(email=form.cleaned_data["email"],
-                          password=form.cleaned_data["password"])
+        with transaction.atomic():  # no account that skipped verification by a failure
+            user, _ = sign_up(email=form.cleaned_data["email"],
+                              password=form.cleaned_data["password"])
+            if settings.VERIFY_EMAIL:
+                mark_unverified(user)
         login(request, user, backend="django.contrib.auth.backends.ModelBackend")
         if settings.VERIFY_EMAIL:
-            require_verification(request, user)
+            send_link(request, user)
         return redirect("web:dashboard")
     return render(request, "web/signup.html", {"form": form})
 
