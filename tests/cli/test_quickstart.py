@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import time
 
 import httpx
 import pytest
@@ -107,3 +108,40 @@ def test_every_command_has_help(home):
         assert result.returncode == 0, (command, result.stderr)
         assert "Usage: echo-memory " + command in result.stdout
     assert not home.exists(), "--help must not create the home or start a database"
+
+
+def _form_post(browser: httpx.Client, url: str, data: dict[str, str]) -> httpx.Response:
+    page = browser.get(url)
+    csrf = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.text)[1]
+    return browser.post(str(page.url), data={"csrfmiddlewaretoken": csrf, **data})
+
+
+def test_a_hosted_box_signs_people_up_and_verifies_their_email(home, servers, tmp_path):
+    """ECHO_MEMORY_SELF_HOSTED=0 on the single box: open sign-up, email verification on,
+    the mail printed to the server's console (no mail server configured)."""
+    port = free_port()
+    server = servers(["quickstart", "--port", str(port)],
+                     cli_env(home, ECHO_MEMORY_SELF_HOSTED="0"), tmp_path / "hosted.log")
+    server.wait_healthy(port)
+    base = f"http://127.0.0.1:{port}"
+    with httpx.Client(follow_redirects=True) as browser:
+        signed_up = _form_post(browser, f"{base}/signup/", {
+            "email": "Grace@Example.com", "password": "a long passphrase 42"})
+        assert signed_up.url.path == "/dashboard/" and "Confirm your email" in signed_up.text
+        assert browser.get(f"{base}/keys/new/").status_code == 403
+        deadline = time.monotonic() + 10
+        while not (mailed := VERIFY.search(server.output())) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert mailed, server.output()
+        assert "To: grace@example.com" in server.output()
+        confirmed = browser.get(mailed[0])
+        assert confirmed.url.path == "/dashboard/" and "is confirmed" in confirmed.text
+        created = _form_post(browser, f"{base}/keys/new/", {"name": "laptop",
+                                                            "tool": "claude-code"})
+        assert created.status_code == 200 and KEY_FIELD.search(created.text)
+        assert "script-src 'self'" in created.headers["Content-Security-Policy"]
+    assert server.stop() == 0
+
+
+VERIFY = re.compile(r"http://127\.0\.0\.1:\d+/verify-email/\S+/")
+KEY_FIELD = re.compile(r"em_[0-9a-f]{12}_[A-Za-z0-9_-]{43}")
