@@ -86,7 +86,6 @@ CACHES["ratelimit"] = (
      "KEY_PREFIX": "echo:web-rl"} if REDIS_URL
     else {"BACKEND": "web.counting_cache.CountingCache"})
 RATELIMIT_USE_CACHE = "ratelimit"
-RATELIMIT_IP_META_KEY = "web.limits.client_ip"
 # Both backends above are atomic (Redis INCR; one PostgreSQL statement per count), but
 # django-ratelimit warns about every backend outside its short list of memcached and
 # django-redis; its errors for caches that really are not atomic stay on.

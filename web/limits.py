@@ -4,6 +4,7 @@ email), sign-up, password reset and key creation. Counted by django-ratelimit in
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Callable
 from functools import wraps
 
@@ -16,8 +17,16 @@ from echomem.admission import client_address
 
 
 def client_ip(request: HttpRequest) -> str:
-    """The address the API's own limiter counts (honours ECHO_MEMORY_TRUSTED_PROXY_HOPS)."""
-    return client_address(request.META) or "unknown"
+    """The address the API's own limiter sees (honours ECHO_MEMORY_TRUSTED_PROXY_HOPS); an
+    IPv6 client counts per /64, since one host commonly holds a whole /64."""
+    address = client_address(request.META)
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return address or "unknown"
+    if ip.version == 6:
+        return str(ipaddress.ip_network(f"{ip}/64", strict=False))
+    return str(ip)
 
 
 def by_ip(group: str, request: HttpRequest) -> str:

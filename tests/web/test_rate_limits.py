@@ -174,3 +174,13 @@ def test_djangos_own_database_cache_is_still_refused(settings):
     settings.CACHES = {**settings.CACHES, "ratelimit": {
         "BACKEND": "django.core.cache.backends.db.DatabaseCache", "LOCATION": "echo_cache"}}
     assert "django_ratelimit.E003" in {c.id for c in check_caches(None)}
+
+
+def test_an_ipv6_client_counts_per_64(client, db, limits):
+    limits(login_ip="1/m")
+    client.post("/login/", {"username": "a@example.com", **WRONG},
+                REMOTE_ADDR="2001:db8:1:2::10")
+    assert client.post("/login/", {"username": "b@example.com", **WRONG},
+                       REMOTE_ADDR="2001:db8:1:2:ffff::1").status_code == 429
+    assert client.post("/login/", {"username": "c@example.com", **WRONG},
+                       REMOTE_ADDR="2001:db8:1:3::10").status_code == 200
