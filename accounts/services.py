@@ -86,8 +86,8 @@ QUICKSTART_TOOL = "quickstart"
 def local_owner_ensure(*, username: str) -> tuple[AbstractBaseUser, Account, bool]:
     """The single box's owner and account; a second run finds and reuses them.
 
-    The user gets no usable password: `echo-memory manage changepassword <name>`
-    sets one when they want to sign in to the dashboard.
+    The user gets no usable password: quickstart prints a one-time link that sets one
+    and signs them in to the dashboard.
     """
     from django.contrib.auth import get_user_model
 

@@ -56,14 +56,18 @@ def _migrate(verbosity: int = 0) -> None:
         call_command("createcachetable", verbosity=verbosity)
 
 
-def _endpoint(host: str, port: int) -> str:
+def _base_url(host: str, port: int) -> str:
     from django.conf import settings
 
     if settings.PUBLIC_URL:
-        return f"{settings.PUBLIC_URL}/mcp"
+        return settings.PUBLIC_URL
     shown = "127.0.0.1" if host in {"0.0.0.0", "::", ""} else host
     shown = f"[{shown}]" if ":" in shown else shown
-    return f"http://{shown}:{port}/mcp"
+    return f"http://{shown}:{port}"
+
+
+def _endpoint(host: str, port: int) -> str:
+    return f"{_base_url(host, port)}/mcp"
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -121,8 +125,14 @@ def quickstart(host: str, port: int, username: str | None, new_key: bool, no_ser
     click.echo("\nConnect Claude Code:")
     click.echo(f'  claude mcp add --transport http echo-memory {endpoint} '
                f'--header "Authorization: Bearer {shown_key}"')
-    click.echo(f"\nSign in to the dashboard after setting a password: "
-               f"echo-memory manage changepassword {user.get_username()}")
+    from django.conf import settings
+
+    from web.password_reset import sign_in_link
+
+    click.echo(f"\nOpen the dashboard: set a password for {user.get_username()} and sign in "
+               f"(the link works once, for {settings.PASSWORD_RESET_TIMEOUT // 3600} hours; "
+               "run quickstart again for a fresh one):")
+    click.echo(f"  {sign_in_link(user, _base_url(host, port))}")
     if no_serve:
         return
     click.echo(f"\nServing on http://{host}:{port}/ (Ctrl-C stops the server and the database).")

@@ -49,6 +49,12 @@ SELF_HOSTED_AGENT_ID = env.str("ECHO_MEMORY_AGENT_ID", default="")
 # otherwise read and write that user's memory.
 SELF_HOSTED_KEYLESS_REMOTE = env.bool("ECHO_MEMORY_ALLOW_KEYLESS_REMOTE", default=False)
 
+# Whether people who sign up must confirm their email (a link, valid VERIFY_EMAIL_MAX_AGE
+# seconds) before they create API keys. On for the hosted service, where anyone signs up;
+# off on a self-hosted box, whose owner invites people and may have no mail server.
+VERIFY_EMAIL = env.bool("ECHO_MEMORY_VERIFY_EMAIL", default=not SELF_HOSTED)
+VERIFY_EMAIL_MAX_AGE = env.int("ECHO_MEMORY_VERIFY_EMAIL_MAX_AGE", default=3 * 24 * 3600)
+
 if EMBEDDED_DATABASE:
     # echomem.runtime.prepare() starts the server and exports its socket URL.
     _database_url = env.str(
@@ -77,6 +83,48 @@ else:
             "LOCATION": "echo_cache",
         }
     }
+# The web's per-person limits (login, sign-up, password reset, key creation; web/limits.py)
+# count with django-ratelimit, which needs an increment no two requests can interleave:
+# Redis INCR where there is Redis, else one INSERT .. ON CONFLICT / UPDATE .. RETURNING
+# statement per count in PostgreSQL (web/counting_cache.py).
+CACHES["ratelimit"] = (
+    {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL,
+     "KEY_PREFIX": "echo:web-rl"} if REDIS_URL
+    else {"BACKEND": "web.counting_cache.CountingCache"})
+RATELIMIT_USE_CACHE = "ratelimit"
+# Both backends above are atomic (Redis INCR; one PostgreSQL statement per count), but
+# django-ratelimit warns about every backend outside its short list of memcached and
+# django-redis; its errors for caches that really are not atomic stay on.
+SILENCED_SYSTEM_CHECKS = ["django_ratelimit.W001"]
+# "count/period" (s, m, h, d) for each limit; a refused request gets a 429 page that says
+# when to try again.
+WEB_RATE_LIMITS = {
+    "login_ip": env.str("ECHO_MEMORY_LOGIN_RATE_PER_IP", default="30/m"),
+    "login_email": env.str("ECHO_MEMORY_LOGIN_RATE_PER_EMAIL", default="10/m"),
+    "signup_ip": env.str("ECHO_MEMORY_SIGNUP_RATE_PER_IP", default="10/h"),
+    "password_reset_ip": env.str("ECHO_MEMORY_PASSWORD_RESET_RATE_PER_IP", default="20/h"),
+    "password_reset_email": env.str("ECHO_MEMORY_PASSWORD_RESET_RATE_PER_EMAIL",
+                                    default="5/h"),
+    "verify_resend_user": env.str("ECHO_MEMORY_VERIFY_RESEND_RATE_PER_USER", default="5/h"),
+    "key_create_user": env.str("ECHO_MEMORY_KEY_CREATE_RATE_PER_USER", default="30/h"),
+}
+
+# Mail (password reset, email verification): printed to the server's console unless an
+# SMTP server is configured.
+EMAIL_HOST = env.str("ECHO_MEMORY_EMAIL_HOST", default="")
+if EMAIL_HOST:
+    EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+    EMAIL_PORT = env.int("ECHO_MEMORY_EMAIL_PORT", default=587)
+    EMAIL_HOST_USER = env.str("ECHO_MEMORY_EMAIL_USER", default="")
+    EMAIL_HOST_PASSWORD = env.str("ECHO_MEMORY_EMAIL_PASSWORD", default="")
+    EMAIL_USE_TLS = env.bool("ECHO_MEMORY_EMAIL_USE_TLS", default=EMAIL_PORT == 587)
+    EMAIL_USE_SSL = env.bool("ECHO_MEMORY_EMAIL_USE_SSL", default=EMAIL_PORT == 465)
+    EMAIL_TIMEOUT = 10
+else:
+    EMAIL_BACKEND = "django.core.mail.backends.console.EmailBackend"
+DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="Echo Memory <noreply@localhost>")
+# Password-reset and sign-in links (quickstart prints one) stay valid this long.
+PASSWORD_RESET_TIMEOUT = env.int("ECHO_MEMORY_PASSWORD_RESET_TIMEOUT", default=3 * 24 * 3600)
 
 CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default=REDIS_URL)
 CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
@@ -106,6 +154,8 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "bootstrap",
+    "django_ratelimit",
+    "csp",
     "accounts",
     "memories",
     "billing",
@@ -123,6 +173,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "csp.middleware.CSPMiddleware",
 ]
 
 ROOT_URLCONF = "echomem.urls"
@@ -140,6 +191,7 @@ TEMPLATES = [
                 "django.contrib.messages.context_processors.messages",
                 "web.context_processors.signup",
                 "web.context_processors.accounts",
+                "web.context_processors.email_verification",
             ],
         },
     },
@@ -178,6 +230,23 @@ if HTTPS:
     SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=31_536_000)
     SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=True)
     SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=True)
+# Pages load scripts and styles only from our own static files: no inline <script>, no
+# style= or on...= attributes (the API docs page widens this for itself, api/urls.py).
+# Bootstrap's CSS draws its icons (select arrows, ...) as data: SVG images.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "img-src": ["'self'", "data:"],
+        "connect-src": ["'self'"],
+        "font-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    },
+}
 # Health probes arrive over plain HTTP from the load balancer itself.
 SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
 

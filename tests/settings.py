@@ -21,3 +21,10 @@ ECHO_MEMORY_INDEXING = "inline"
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast logins in tests
 # Rate-limit windows of this run only: Redis outlives a run, key ids restart with each one.
 RATE_LIMIT_REDIS_PREFIX = f"echo-test:{os.getpid()}:{os.urandom(4).hex()}:rl:"
+# Email verification is opted into per test (tests/web/test_email_verification.py), so the
+# other tests' new sign-ups may create keys at once.
+VERIFY_EMAIL = False
+# The web's rate limits count in PostgreSQL under test: each test's counts roll back with
+# it, where Redis would carry them into the next test (tests/web/test_rate_limits.py tries
+# Redis too).
+CACHES["ratelimit"] = {"BACKEND": "web.counting_cache.CountingCache"}  # noqa: F405

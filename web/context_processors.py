@@ -19,3 +19,9 @@ def accounts(request):
     current = chosen if chosen in ids else (
         min(memberships, key=lambda m: m.pk).account_id if memberships else None)
     return {"my_memberships": memberships, "current_account_id": current}
+
+
+def email_verification(request):
+    """Whether to show the "confirm your email" banner (web/verification.py)."""
+    from web.verification import is_unverified  # models are not ready when settings load
+    return {"email_unverified": is_unverified(getattr(request, "user", None))}

@@ -12,6 +12,7 @@ from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
+from django.db import transaction
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
@@ -43,6 +44,7 @@ from web.forms import (
     SignUpForm,
 )
 from web.services import sign_up
+from web.verification import is_unverified, mark_unverified, send_link
 
 
 @require_http_methods(["GET", "POST"])
@@ -53,9 +55,14 @@ def signup(request: HttpRequest) -> HttpResponse:
         return redirect("web:dashboard")
     form = SignUpForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
-        user, _ = sign_up(email=form.cleaned_data["email"],
-                          password=form.cleaned_data["password"])
+        with transaction.atomic():  # no account that skipped verification by a failure
+            user, _ = sign_up(email=form.cleaned_data["email"],
+                              password=form.cleaned_data["password"])
+            if settings.VERIFY_EMAIL:
+                mark_unverified(user)
         login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+        if settings.VERIFY_EMAIL:
+            send_link(request, user)
         return redirect("web:dashboard")
     return render(request, "web/signup.html", {"form": form})
 
@@ -102,6 +109,8 @@ def dashboard(request: HttpRequest) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def key_new(request: HttpRequest) -> HttpResponse:
     principal, _ = acting(request)
+    if is_unverified(request.user):
+        return render(request, "web/verify_first.html", status=403)
     memories = Memory.objects.filter(account_id=principal.account_id).order_by("name")
     form = NewKeyForm(request.POST or None, memories=memories)
     if request.method == "POST" and form.is_valid():

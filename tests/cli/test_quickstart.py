@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import time
 
 import httpx
 import pytest
@@ -28,6 +29,7 @@ def test_quickstart_serves_on_localhost_and_prints_a_working_key(home, servers, 
     assert f"endpoint:  {endpoint}" in output
     assert (f'claude mcp add --transport http echo-memory {endpoint} '
             f'--header "Authorization: Bearer {key}"') in output
+    assert_sign_in_link_works(output, port)
     listed = httpx.get(f"http://127.0.0.1:{port}/api/v1/memories",
                        headers={"Authorization": f"Bearer {key}"})
     assert listed.status_code == 200
@@ -53,6 +55,26 @@ def test_quickstart_serves_on_localhost_and_prints_a_working_key(home, servers, 
 
     assert server.stop() == 0
     assert "stopped" in run_cli("status", env=cli_env(home)).stdout
+
+
+SIGN_IN = re.compile(r"^  (http://\S+/password-reset/\S+/\S+/)$", re.MULTILINE)
+
+
+def assert_sign_in_link_works(output: str, port: int) -> None:
+    """The printed link opens a set-password page; setting one lands on the dashboard."""
+    link = SIGN_IN.search(output)
+    assert link, output
+    link = link[1]
+    assert link.startswith(f"http://127.0.0.1:{port}/password-reset/")
+    with httpx.Client(follow_redirects=True) as browser:
+        form = browser.get(link)
+        assert form.status_code == 200 and "Set a new password" in form.text
+        csrf = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', form.text)[1]
+        done = browser.post(str(form.url), data={
+            "csrfmiddlewaretoken": csrf, "new_password1": "a long owner passphrase 7",
+            "new_password2": "a long owner passphrase 7"}, headers={"Referer": str(form.url)})
+        assert done.url.path == "/dashboard/" and "default" in done.text
+    assert httpx.get(link).status_code == 404  # it worked once
 
 
 def test_a_second_serve_on_the_same_home_joins_the_running_database(home, servers, tmp_path):
@@ -86,3 +108,40 @@ def test_every_command_has_help(home):
         assert result.returncode == 0, (command, result.stderr)
         assert "Usage: echo-memory " + command in result.stdout
     assert not home.exists(), "--help must not create the home or start a database"
+
+
+def _form_post(browser: httpx.Client, url: str, data: dict[str, str]) -> httpx.Response:
+    page = browser.get(url)
+    csrf = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.text)[1]
+    return browser.post(str(page.url), data={"csrfmiddlewaretoken": csrf, **data})
+
+
+def test_a_hosted_box_signs_people_up_and_verifies_their_email(home, servers, tmp_path):
+    """ECHO_MEMORY_SELF_HOSTED=0 on the single box: open sign-up, email verification on,
+    the mail printed to the server's console (no mail server configured)."""
+    port = free_port()
+    server = servers(["quickstart", "--port", str(port)],
+                     cli_env(home, ECHO_MEMORY_SELF_HOSTED="0"), tmp_path / "hosted.log")
+    server.wait_healthy(port)
+    base = f"http://127.0.0.1:{port}"
+    with httpx.Client(follow_redirects=True) as browser:
+        signed_up = _form_post(browser, f"{base}/signup/", {
+            "email": "Grace@Example.com", "password": "a long passphrase 42"})
+        assert signed_up.url.path == "/dashboard/" and "Confirm your email" in signed_up.text
+        assert browser.get(f"{base}/keys/new/").status_code == 403
+        deadline = time.monotonic() + 10
+        while not (mailed := VERIFY.search(server.output())) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert mailed, server.output()
+        assert "To: grace@example.com" in server.output()
+        confirmed = browser.get(mailed[0])
+        assert confirmed.url.path == "/dashboard/" and "is confirmed" in confirmed.text
+        created = _form_post(browser, f"{base}/keys/new/", {"name": "laptop",
+                                                            "tool": "claude-code"})
+        assert created.status_code == 200 and KEY_FIELD.search(created.text)
+        assert "script-src 'self'" in created.headers["Content-Security-Policy"]
+    assert server.stop() == 0
+
+
+VERIFY = re.compile(r"http://127\.0\.0\.1:\d+/verify-email/\S+/")
+KEY_FIELD = re.compile(r"em_[0-9a-f]{12}_[A-Za-z0-9_-]{43}")

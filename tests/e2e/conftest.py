@@ -12,6 +12,7 @@ import os
 import re
 import shutil
 from collections.abc import Iterator
+from http import HTTPStatus
 from pathlib import Path
 
 import pytest
@@ -55,6 +56,9 @@ class Visits:
         self.page, self.folder, self.count = page, folder, 0
         self.errors: list[str] = []
         self.loads = 0
+        # A page the test expects to answer with an error status (a 404 for a used link,
+        # a 429): Chromium reports that load as a console error, which is then no fault.
+        self.expected_status: int | None = None
         shutil.rmtree(folder, ignore_errors=True)
         folder.mkdir(parents=True)
         page.on("console", self._console)
@@ -63,25 +67,37 @@ class Visits:
 
     def _console(self, message) -> None:
         if message.type == "error":
+            if self.expected_status is not None and message.text.endswith(
+                    f"the server responded with a status of {self.expected_status} "
+                    f"({HTTPStatus(self.expected_status).phrase})"):
+                return
             where = message.location.get("url") or self.page.url
             self.errors.append(f"console error on {self.page.url} ({where}): {message.text}")
 
     def _loaded(self, loaded: Page) -> None:
         self.loads += 1
 
-    def goto(self, url: str, **options) -> Response | None:
+    def goto(self, url: str, *, status: int | None = None, **options) -> Response | None:
+        """Load url and screenshot it; `status` is the error status the test expects."""
+        self.expected_status = status
         response = self.page.goto(url, **options)
         self.shoot()
+        if status is not None:
+            assert response is not None and response.status == status, url
         return response
 
-    def click(self, role: str, name: str) -> None:
+    def click(self, role: str, name: str, *, status: int | None = None) -> None:
         """Click the link or button that loads the next page, then screenshot that page."""
-        with self.page.expect_navigation():
+        self.expected_status = status
+        with self.page.expect_navigation() as navigation:
             self.page.get_by_role(role, name=name).click()
         self.shoot()
+        if status is not None:
+            assert navigation.value is not None and navigation.value.status == status
 
     def shoot(self) -> Path:
         self.page.wait_for_load_state()
+        self.expected_status = None
         self.count += 1
         slug = re.sub(r"[^a-z0-9]+", "-", self.page.url.split("://", 1)[-1].split("/", 1)[-1]
                       .lower()).strip("-") or "home"

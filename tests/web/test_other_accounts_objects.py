@@ -10,6 +10,8 @@ from datetime import timedelta
 import pytest
 from django.urls import URLPattern, URLResolver, get_resolver
 from django.utils import timezone
+from django.utils.encoding import force_bytes
+from django.utils.http import urlsafe_base64_encode
 
 from accounts.models import Invitation, Membership
 from accounts.team import token_hash
@@ -51,13 +53,16 @@ OTHER_ACCOUNTS = {
     "member_id": lambda outsider: Membership.objects.get(account=outsider.account).pk,
     "invitation_id": lambda outsider: _their_invitation(outsider).pk,
     # A link sent to someone else: a signed-in person with another email is told it is not
-    # theirs (404), and learns nothing about the account.
+    # theirs (404), and learns nothing about the account. The password-reset page takes a
+    # `token` too: this one, not made for that user, is refused there with 404 as well.
     "token": lambda outsider: _their_invitation(outsider, "their-link-token") and
     "their-link-token",
     "name": lambda outsider: Memory.objects.create(account=outsider.account,
                                                    name="only-theirs").name,
     "entity_id": lambda outsider: _their_entity(outsider).pk,
     "episode_id": lambda outsider: _their_episode(outsider).pk,
+    # Links mailed to another person: their user id, with a token this person cannot know.
+    "uidb64": lambda outsider: urlsafe_base64_encode(force_bytes(outsider.user.pk)),
 }
 
 
