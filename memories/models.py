@@ -13,9 +13,11 @@ from pgvector.django import HalfVectorField, HnswIndex, VectorField
 from memories import limits
 
 EMBEDDING_DIMENSIONS = 384
-MEMORY_NAME_RULE = "1-64 characters: lowercase letters, digits, '-' and '_'"
+MEMORY_NAME_RULE = ("1-64 characters: lowercase letters, digits, '-' and '_' (not 'new', "
+                    "the dashboard's page for creating one)")
+# `new` would share its address with the new-memory page (/memories/new/).
 memory_name_validator = RegexValidator(
-    r"^[a-z0-9_-]{1,64}\Z", message=f"A memory name must be {MEMORY_NAME_RULE}."
+    r"^(?!new\Z)[a-z0-9_-]{1,64}\Z", message=f"A memory name must be {MEMORY_NAME_RULE}."
 )
 ACTIVE = Q(superseded_at__isnull=True)
 TEXT_SEARCH_CONFIG = "english"

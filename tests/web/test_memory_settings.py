@@ -100,3 +100,13 @@ def test_only_an_owner_deletes_an_account_and_everything_of_it_goes(client, alic
     assert Fact.objects.filter(memory__account=charlie.account).count() == 1
     assert audit_verify(charlie.account.pk) == (True, None)
     assert client.get("/dashboard/").status_code == 200  # "you are in no account" page
+
+
+def test_new_is_not_a_memory_name_because_it_is_the_create_page(client, alice):
+    client.force_login(alice.user)
+    refused = client.post("/memories/new/", {"name": "new"})
+    assert "not 'new'" in refused.context["form"].errors["name"][0]
+    Memory.objects.create(account=alice.account, name="notes")
+    renamed = client.post("/memories/notes/rename/", {"new_name": "new"})
+    assert "not 'new'" in renamed.context["form"].errors["new_name"][0]
+    assert not Memory.objects.filter(name="new").exists()
