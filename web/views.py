@@ -22,6 +22,7 @@ from accounts.models import Account, ApiKey, Membership
 from accounts.services import api_key_create, api_key_revoke, revocable_key
 from echomem.agent_clients import export_line
 from echomem.errors import Forbidden, NotFound, ValidationFailed
+from memories.audit_log import AuditFilter, audit_page
 from memories.erasure import (
     MAY_DELETE,
     account_delete,
@@ -31,6 +32,7 @@ from memories.erasure import (
 from memories.memory_changes import memory_make_default, memory_rename
 from memories.models import Memory
 from memories.overview import memory_overview
+from memories.recall_saves import recall_saves_this_month
 from memories.selectors import memory_for
 from memories.services import memory_create
 from web.acting import acting
@@ -45,6 +47,8 @@ from web.forms import (
 )
 from web.services import sign_up
 from web.verification import is_unverified, mark_unverified, send_link
+
+RECENT_CHANGES = 5
 
 
 @require_http_methods(["GET", "POST"])
@@ -99,6 +103,8 @@ def dashboard(request: HttpRequest) -> HttpResponse:
         "may_delete": role in MAY_DELETE,
         "is_owner": role == Membership.Role.OWNER,
         "memories": memory_overview(principal),
+        "recent": audit_page(principal, role, AuditFilter(), size=RECENT_CHANGES).rows,
+        "saves": recall_saves_this_month(principal),
         "keys": keys.select_related("holder", "default_memory").order_by("-created_at"),
         **connect_context(request),
     })
