@@ -12,6 +12,7 @@ from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
 from django.db import transaction
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -49,6 +50,7 @@ from web.services import sign_up
 from web.verification import is_unverified, mark_unverified, send_link
 
 RECENT_CHANGES = 5
+LIST_PAGE = 25
 
 
 @require_http_methods(["GET", "POST"])
@@ -98,14 +100,20 @@ def dashboard(request: HttpRequest) -> HttpResponse:
     keys = ApiKey.objects.filter(account_id=principal.account_id, revoked_at__isnull=True)
     if role == Membership.Role.MEMBER:  # so every key listed is one they may revoke
         keys = keys.filter(holder_id=request.user.pk)
+    memory_page = Paginator(Memory.objects.filter(account_id=principal.account_id)
+                            .order_by("name"), LIST_PAGE).get_page(request.GET.get("memories"))
+    key_page = Paginator(keys.select_related("holder", "default_memory")
+                         .order_by("-created_at", "-pk"), LIST_PAGE).get_page(
+                             request.GET.get("keys"))
     return render(request, "web/dashboard.html", {
         "account": Account.objects.get(pk=principal.account_id), "role": role,
         "may_delete": role in MAY_DELETE,
         "is_owner": role == Membership.Role.OWNER,
-        "memories": memory_overview(principal),
+        "memories": memory_overview(principal, memory_page.object_list),
+        "memory_page": memory_page, "key_page": key_page,
         "recent": audit_page(principal, role, AuditFilter(), size=RECENT_CHANGES).rows,
         "saves": recall_saves_this_month(principal),
-        "keys": keys.select_related("holder", "default_memory").order_by("-created_at"),
+        "keys": key_page.object_list,
         **connect_context(request),
     })
 

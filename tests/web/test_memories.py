@@ -43,9 +43,12 @@ def test_the_list_counts_what_the_person_may_see_in_a_bounded_number_of_queries(
     assert counts == {"default": (2, 1, 1)}  # not bob's solo entity
     Memory.objects.bulk_create(Memory(account=alice.account, name=f"m{n}") for n in range(30))
     many, counts = dashboard_queries()
-    assert len(counts) == 31 and counts["m29"] == (0, 0, 0)
-    # Counts (3), recent changes, recall saves, keys, the nav's switcher and banner, session.
-    assert many == few <= 16
+    assert len(counts) == 25 and counts["default"] == (2, 1, 1)  # a page of 25
+    rest = client.get("/dashboard/", {"memories": 2}).context["memories"]
+    assert len(rest) == 6 and rest[-1].memory.name == "m9"
+    # Counts (3), two pages (count and rows each), recent changes, recall saves, the nav's
+    # switcher and banner, session and user.
+    assert many == few <= 18
 
 
 def test_deleting_needs_the_name_typed_and_an_owner_or_admin(client, alice, bob, charlie):
