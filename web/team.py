@@ -6,6 +6,7 @@ from __future__ import annotations
 from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -23,7 +24,7 @@ from web.team_forms import (
     RoleForm,
     SwitchAccountForm,
 )
-from web.views import member_page
+from web.views import LIST_PAGE, member_page
 
 Role = Membership.Role
 
@@ -59,14 +60,18 @@ def team_page(request: HttpRequest) -> HttpResponse:
                                           f"{invitation.expires_at:%Y-%m-%d %H:%M} UTC "
                                           "unless you revoke it.")
                 return redirect("web:team")
-    members = list(team.team_members(principal))
+    members = Paginator(team.team_members(principal), LIST_PAGE).get_page(
+        request.GET.get("members"))
+    invitations = Paginator(team.pending_invitations(principal), LIST_PAGE).get_page(
+        request.GET.get("invitations"))
     return render(request, "web/team_page.html", {
+        "member_page": members, "invitation_page": invitations,
         "account": Account.objects.get(pk=principal.account_id), "role": role,
         "may_invite": role in team.MANAGERS, "form": form,
         "members": [(m, role in team.MANAGERS and team.may_manage(role, m.role)
                      and m.user_id != request.user.pk) for m in members],
         "invitations": [(i, role in team.MANAGERS and team.may_manage(role, i.role))
-                        for i in team.pending_invitations(principal)],
+                        for i in invitations],
         "roles": _invitable_roles(role),
     })
 
