@@ -211,3 +211,63 @@ def _rewrite_as_format_1(account_id: int, events: list[AuditEvent]) -> None:
             cursor.execute("ALTER TABLE memories_auditevent ENABLE TRIGGER USER")
     AuditChainHead.objects.filter(account_id=account_id).update(hash=prev)
 
+
+
+def _waiting_to_hold_the_memory() -> bool:
+    with connection.cursor() as cursor:
+        # Inside a transaction the activity view is a snapshot taken once; take a new one.
+        cursor.execute("SELECT pg_stat_clear_snapshot()")
+        cursor.execute("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+                       "AND query LIKE %s", ["%FROM memories_memory WHERE id = % FOR KEY SHARE"])
+        return cursor.fetchone()[0] > 0
+
+
+@pytest.mark.parametrize("call", ["write", "save"])
+@pytest.mark.django_db(transaction=True)
+def test_a_write_racing_the_memorys_deletion_waits_then_is_refused_cleanly(alice, call):
+    """The deletion holds the memory's row while it erases; a write or recall save arriving
+    meanwhile waits, then gets a clear NotFound (not a foreign-key fault), and nothing of it
+    is kept."""
+    import threading
+    import time
+
+    from django.db import transaction
+
+    from memories.schemas import RecordRecallSaveArgs, parse
+    from memories.services import record_recall_save
+
+    principal = alice.principal
+    memory_create(account_id=alice.account.pk, name="doomed")
+    written = _write(Engine(principal), "doomed", ("Ada", "Grace"), "Ada mentors Grace")
+    fact_id = written["edges_created"][0]["fact_id"]
+    outcome: dict[str, object] = {}
+
+    def late_writer() -> None:
+        try:
+            if call == "write":
+                _write(Engine(principal), "doomed", ("Quillfeather", "Oberwocky"),
+                       "Quillfeather mentors Oberwocky")
+            else:
+                record_recall_save(principal, parse(RecordRecallSaveArgs, {
+                    "memory": "doomed", "scope": "shared", "fact_id": fact_id,
+                    "note": "saved a re-explanation"}))
+        except Exception as refused:  # the assertion below names it
+            outcome["error"] = refused
+        finally:
+            connection.close()
+
+    with transaction.atomic():
+        Memory.objects.select_for_update().filter(name="doomed").exists()
+        writer = threading.Thread(target=late_writer)
+        writer.start()
+        deadline = time.monotonic() + 30
+        while not _waiting_to_hold_the_memory():
+            assert writer.is_alive() and time.monotonic() < deadline, outcome
+            time.sleep(0.02)
+        memory_delete(principal, "doomed", confirm="doomed")
+    writer.join(30)
+    assert isinstance(outcome.get("error"), NotFound), outcome
+    assert "was deleted" in outcome["error"].message
+    assert not Entity.objects.filter(name__in=["Quillfeather", "Oberwocky"]).exists()
+    assert not RecallSave.objects.exists()
+    assert audit_verify(alice.account.pk) == (True, None)
