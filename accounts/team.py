@@ -71,6 +71,11 @@ def _owners(account_id: int) -> int:
     return Membership.objects.filter(account_id=account_id, role=Role.OWNER).count()
 
 
+def is_last_owner(principal: Principal, role: str) -> bool:
+    """Whether the principal is the account's only owner (who may not leave)."""
+    return role == Role.OWNER and _owners(principal.account_id) == 1
+
+
 def _keep_an_owner(membership: Membership, what: str) -> None:
     if membership.role == Role.OWNER and _owners(membership.account_id) == 1:
         raise ValidationFailed(

@@ -66,6 +66,7 @@ def team_page(request: HttpRequest) -> HttpResponse:
         request.GET.get("invitations"))
     return render(request, "web/team_page.html", {
         "member_page": members, "invitation_page": invitations,
+        "may_leave": not team.is_last_owner(principal, role),
         "account": Account.objects.get(pk=principal.account_id), "role": role,
         "may_invite": role in team.MANAGERS, "form": form,
         "members": [(m, role in team.MANAGERS and team.may_manage(role, m.role)

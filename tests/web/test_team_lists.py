@@ -33,3 +33,11 @@ def test_members_are_paged_in_a_constant_number_of_queries(client, alice):
     assert "Members: page 1 of 2" in response.content.decode()
     _, second = team_page(members=2)
     assert len(second.context["members"]) == 19
+
+
+def test_the_only_owner_is_not_offered_to_leave_and_a_second_owner_is(client, alice, bob):
+    client.force_login(alice.user)
+    page = client.get("/team/").content.decode()
+    assert "Leave this account" not in page and "the only owner" in page
+    Membership.objects.filter(user=bob.user).update(role=Membership.Role.OWNER)
+    assert "Leave this account" in client.get("/team/").content.decode()
