@@ -12,6 +12,7 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler
 
 from echomem.errors import (
+    AllowanceExhausted,
     AuthenticationFailed,
     ConfigurationError,
     EchoError,
@@ -23,8 +24,8 @@ from echomem.errors import (
 )
 
 logger = logging.getLogger(__name__)
-STATUS_BY_ERROR = {AuthenticationFailed: 401, Forbidden: 403, NotFound: 404,
-                   PayloadTooLarge: 413, RateLimited: 429, Timeout: 503,
+STATUS_BY_ERROR = {AllowanceExhausted: 402, AuthenticationFailed: 401, Forbidden: 403,
+                   NotFound: 404, PayloadTooLarge: 413, RateLimited: 429, Timeout: 503,
                    ConfigurationError: 500}
 CHALLENGE = 'Bearer realm="echo-memory"'
 

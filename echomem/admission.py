@@ -15,6 +15,7 @@ from django.conf import settings
 from accounts.principal import Principal, principal_from_authorization
 from echomem.errors import AuthenticationFailed, RateLimited
 from echomem.origins import check_origin
+from echomem.public_url import request_base
 from mcp_gateway import ratelimit
 
 
@@ -22,6 +23,7 @@ def admit(request) -> Principal:
     """The caller's Principal, counted once; raises Forbidden, AuthenticationFailed or
     RateLimited (each edge maps them to its own error shape)."""
     check_origin(request.headers.get("Origin"))
+    request_base.set(request.build_absolute_uri("/").rstrip("/"))
     address = client_address(request.META)
     try:
         principal = principal_from_authorization(request.headers.get("Authorization"),

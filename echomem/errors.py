@@ -68,6 +68,25 @@ class RateLimited(EchoError):
                 "window_seconds": self.window_seconds}
 
 
+class AllowanceExhausted(EchoError):
+    """The month's units are used up (or this write would pass them): not retryable until
+    the month resets or the plan grows, unlike RateLimited."""
+
+    code = "allowance_exhausted"
+
+    def __init__(self, message: str, *, used: int, allowed: int, resets_at: str,
+                 upgrade_url: str, field: str | None = None, fix: str | None = None):
+        super().__init__(message, field=field, fix=fix)
+        self.used = used
+        self.allowed = allowed
+        self.resets_at = resets_at
+        self.upgrade_url = upgrade_url
+
+    def as_dict(self) -> dict[str, object]:
+        return {**super().as_dict(), "used": self.used, "allowed": self.allowed,
+                "resets_at": self.resets_at, "upgrade_url": self.upgrade_url}
+
+
 class PayloadTooLarge(EchoError):
     code = "payload_too_large"
 

@@ -1,0 +1,47 @@
+"""How the engine asks to be paid: it reports the units of what it is about to store or hand
+back, inside the transaction that does it; whoever is installed decides.
+
+The engine never imports billing. The billing app installs its meter when Django starts;
+until something is installed (and on a self-hosted box, where the installed meter
+charges nothing) every call is free.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+from accounts.principal import Principal
+from memories.models import Memory
+
+
+class Meter(Protocol):
+    def charge(self, principal: Principal, memory: Memory, tool: str, costs: Sequence[int],
+               *, whole: bool) -> int:
+        """Pay for the longest prefix of `costs` (units per item, in reply order) the
+        allowance covers and return its length; run inside the caller's transaction, so
+        the charge commits or rolls back with the work. `whole`: all items or
+        AllowanceExhausted. Raises AllowanceExhausted when not even one item fits."""
+        ...
+
+
+class Free:
+    def charge(self, principal: Principal, memory: Memory, tool: str, costs: Sequence[int],
+               *, whole: bool) -> int:
+        return len(costs)
+
+
+_meter: Meter = Free()
+
+
+def install(meter: Meter) -> None:
+    global _meter
+    _meter = meter
+
+
+def charge(principal: Principal, memory: Memory, tool: str, costs: Sequence[int], *,
+           whole: bool = False) -> int:
+    """How many of the items the caller may store or return (see Meter.charge)."""
+    if not any(costs):
+        return len(costs)
+    return _meter.charge(principal, memory, tool, costs, whole=whole)
