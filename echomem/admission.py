@@ -13,6 +13,7 @@ import ipaddress
 from django.conf import settings
 
 from accounts.principal import Principal, principal_from_authorization
+from billing.rates import requests_per_minute
 from echomem.errors import AuthenticationFailed, RateLimited
 from echomem.origins import check_origin
 from echomem.public_url import request_base
@@ -45,7 +46,8 @@ def admit(request) -> Principal:
 def count(principal: Principal, requests: int = 1) -> None:
     """Count `requests` more against the key's window, all or none; RateLimited if they
     do not fit (a JSON-RPC batch counts each of its messages)."""
-    decision = ratelimit.count_request(principal.identity, cost=requests)
+    decision = ratelimit.count_request(
+        principal.identity, limit=requests_per_minute(principal.account_id), cost=requests)
     if not decision.allowed:
         what = "request" if requests == 1 else f"batch of {requests} more messages"
         raise RateLimited(

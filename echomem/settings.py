@@ -261,7 +261,7 @@ REST_FRAMEWORK = {
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Echo Memory REST API",
-    "DESCRIPTION": "The five memory tools of the MCP endpoint as plain HTTP, plus the memory "
+    "DESCRIPTION": "The tools of the MCP endpoint as plain HTTP, plus the memory "
                    "listing. Authenticate with `Authorization: Bearer em_...`.",
     "VERSION": "1",
     # 3.1: the tool schemas come from pydantic, whose optional fields are `type: null` unions.
@@ -273,8 +273,9 @@ SPECTACULAR_SETTINGS = {
 }
 
 # The MCP endpoint (mcp_gateway/). Every request of a key counts against one rolling window,
-# shared with the REST API; the billing issue will make the figure per plan.
-RATE_LIMIT_PER_MINUTE = env.int("ECHO_MEMORY_RATE_LIMIT_PER_MINUTE", default=240)
+# shared with the REST API: the account's plan sets its size (billing/rates.py; 240 on a
+# self-hosted box). Set, this overrides every plan (load tests, private deployments).
+RATE_LIMIT_PER_MINUTE = env.int("ECHO_MEMORY_RATE_LIMIT_PER_MINUTE", default=0)
 RATE_LIMIT_WINDOW_SECONDS = 60
 RATE_LIMIT_BACKEND = env.str("ECHO_MEMORY_RATE_LIMIT_BACKEND",
                              default="redis" if REDIS_URL else "database")

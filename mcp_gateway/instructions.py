@@ -17,6 +17,9 @@ query_memory: it returns ordered chains of recorded causes, nearest first.
 - When a recalled fact saved the user from re-explaining, call record_recall_save \
 with its fact_id.
 - To see who changed what and when, call get_audit_log.
+- If a write is refused for the monthly unit allowance, or a recall says the allowance \
+cut it short, call get_usage and tell the user; retrying does not help until the month \
+resets or the plan is upgraded.
 
 Pass `memory` only to use a graph other than your key's default. Errors come back as \
 tool results with isError true and say which argument to change.\

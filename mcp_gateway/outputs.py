@@ -97,12 +97,19 @@ class WriteEpisodeResult(_Out):
     message: str
 
 
-class QueryMemoryResult(_Out):
+class _Read(_Out):
+    units: int = Field(description="Units this call cost: one per fact returned.")
+    cut_by_allowance: bool = Field(
+        default=False, description="True when the month's unit allowance ran out: fewer "
+                                   "were returned than found, and message says so.")
+    message: str | None = None
+
+
+class QueryMemoryResult(_Read):
     facts: list[RankedFact]
     count: int
     memory: str
     scope: str
-    units: int
 
 
 class Anchor(_Out):
@@ -112,7 +119,7 @@ class Anchor(_Out):
     matched: str
 
 
-class TraceCauseResult(_Out):
+class TraceCauseResult(_Read):
     subject: str
     anchors: list[Anchor]
     causes: list[list[ChainLink]] = Field(description="Chains, nearest cause first.")
@@ -120,10 +127,8 @@ class TraceCauseResult(_Out):
     contradictions: list[FactOut]
     truncated: bool
     empty_reason: str | None = Field(description="no_anchor or no_causal_links when empty.")
-    message: str | None = None
     memory: str
     scope: str
-    units: int
 
 
 class Party(_Out):
@@ -159,10 +164,23 @@ class AuditEventOut(_Out):
     hash: str
 
 
-class GetAuditLogResult(_Out):
+class GetAuditLogResult(_Read):
     events: list[AuditEventOut]
     next_cursor: str | None = Field(description="Pass as cursor for the next page; null at "
                                                 "the end.")
     memory: str
     scope: str
+
+
+class GetUsageResult(_Out):
+    metered: bool = Field(description="False on a self-hosted server: no allowance, no units.")
+    plan: str | None
+    month: str | None = Field(description="The calendar month (UTC) counted, as YYYY-MM.")
+    used: int | None
+    allowed: int | None
+    remaining: int | None
+    resets_at: str | None = Field(description="When the month's units reset (UTC).")
+    requests_per_minute: int | None = Field(description="Each key's rate limit on this plan.")
+    upgrade_url: str | None
     units: int
+    message: str

@@ -133,9 +133,8 @@ def limiter() -> RateLimiter:
                     settings.RATE_LIMIT_REDIS_PREFIX)
 
 
-def count_request(identity: str, *, cost: int = 1) -> Decision:
-    """Count `cost` requests of a key's `identity` against the configured limit, or none."""
-    limit = settings.RATE_LIMIT_PER_MINUTE
+def count_request(identity: str, *, limit: int, cost: int = 1) -> Decision:
+    """Count `cost` requests of a key's `identity` against `limit` a minute, or none."""
     if cost > limit:  # could never fit, however long the caller waits
         return Decision(False, limit, 0, settings.RATE_LIMIT_WINDOW_SECONDS)
     return limiter().hit(identity, limit=limit,

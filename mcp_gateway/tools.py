@@ -17,9 +17,9 @@ from django.core.serializers.json import DjangoJSONEncoder
 from pydantic import BaseModel
 
 from accounts.principal import Principal
+from billing.tool import GetUsageArgs, get_usage
 from echomem.db import timeouts_refused
 from mcp_gateway import outputs
-from mcp_gateway.metering import meter
 from memories import causal, selectors, services
 from memories.schemas import (
     GetAuditLogArgs,
@@ -115,19 +115,31 @@ TOOLS: dict[str, Tool] = {tool.name: tool for tool in [
         description=(
             "List every recorded change in a scope, oldest first: what changed, when, in which "
             "session and by which tool. Use it when the user asks who wrote or changed "
-            "something, or what happened since a time (since). Page with next_cursor. Free."),
+            "something, or what happened since a time (since). Page with next_cursor. Costs "
+            "one unit per fact snapshot returned (fact.created and fact.superseded events), "
+            "as the facts would cost through query_memory; other events are free."),
         args=GetAuditLogArgs, output=outputs.GetAuditLogResult, run=selectors.get_audit_log,
+        read_only=True, idempotent=True,
+    ),
+    Tool(
+        name="get_usage", title="Check the allowance",
+        description=(
+            "How many units (one per fact written or returned) the account has left this "
+            "month, its plan, its rate limit and when the count resets. Call it when a write "
+            "was refused for the allowance or a recall says it was cut short, or before a "
+            "bulk import. Free."),
+        args=GetUsageArgs, output=outputs.GetUsageResult, run=get_usage,
         read_only=True, idempotent=True,
     ),
 ]}
 
 
 def call_tool(principal: Principal, tool: Tool, arguments: dict[str, Any] | None) -> dict:
-    """Validate, run, meter; the reply as plain JSON values. Raises EchoError subclasses."""
+    """Validate and run (the engine charges units inside its own transactions); the reply
+    as plain JSON values. Raises EchoError subclasses."""
     args = parse(tool.args, arguments)
     with timeouts_refused():
         output = tool.run(principal, args)
-    meter(principal, tool.name, int(output.get("units", 0)))
     return json.loads(json.dumps(output, cls=DjangoJSONEncoder))
 
 

@@ -15,10 +15,11 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from django.db import connection
+from django.db import connection, transaction
 from django.db.models import Q
 
 from accounts.principal import Principal
+from memories import metering
 from memories.models import Entity, Fact
 from memories.names import normalize
 from memories.schemas import TraceCauseArgs
@@ -74,8 +75,7 @@ def trace_cause(principal: Principal, args: TraceCauseArgs) -> dict[str, Any]:
     )
     reply["contradictions"] = [fact_view(f) for f in contradictions]
     reply["truncated"] = walk.truncated
-    returned = {f["fact_id"] for chain in reply["causes"] + reply["effects"] for f in chain}
-    returned |= {f["fact_id"] for f in reply["contradictions"]}
+    returned = _pay(principal, memory, reply)
     reply["units"] = len(returned)
     if not returned:
         reply["empty_reason"] = "no_causal_links"
@@ -83,6 +83,32 @@ def trace_cause(principal: Principal, args: TraceCauseArgs) -> dict[str, Any]:
             f"Nobody recorded a cause or effect for {anchors[0][0].name!r} (facts with a "
             "causal_hint). That is not evidence that none exists; nothing here is inferred.")
     return reply
+
+
+def _pay(principal: Principal, memory, reply: dict[str, Any]) -> set[str]:
+    """Charge one unit per distinct fact returned, keeping the chains (causes, then effects,
+    then contradictions) the allowance covers; the ids of the facts kept."""
+    items = ([("causes", chain) for chain in reply["causes"]]
+             + [("effects", chain) for chain in reply["effects"]]
+             + [("contradictions", [fact]) for fact in reply["contradictions"]])
+    seen: set[str] = set()
+    costs = []
+    for _, facts in items:
+        new = {f["fact_id"] for f in facts} - seen
+        costs.append(len(new))
+        seen |= new
+    with transaction.atomic():
+        paid = metering.charge(principal, memory, "trace_cause", costs)
+    if paid < len(items):
+        for name in ("causes", "effects", "contradictions"):
+            reply[name] = []
+        for name, facts in items[:paid]:
+            reply[name].extend(facts if name == "contradictions" else [facts])
+        reply["cut_by_allowance"] = True
+        reply["message"] = metering.cut_short(
+            paid, len(items), what="chains and contradictions",
+            rule="one unit per distinct fact returned")
+    return {f["fact_id"] for _, facts in items[:paid] for f in facts}
 
 
 def _anchors(scope, memory_id: int, partition: str, subject: str) -> list[tuple[Entity, str]]:

@@ -45,3 +45,11 @@ def charge(principal: Principal, memory: Memory, tool: str, costs: Sequence[int]
     if not any(costs):
         return len(costs)
     return _meter.charge(principal, memory, tool, costs, whole=whole)
+
+
+def cut_short(returned: int, found: int, *, what: str = "facts",
+              rule: str = "one unit per fact returned") -> str:
+    """What a read says when the allowance covered only part of what it found."""
+    return (f"Returned {returned} of {found} {what}: the account's monthly unit allowance ran "
+            f"out ({rule}). get_usage tells when it resets; the account's billing page "
+            "upgrades it.")

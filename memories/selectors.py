@@ -12,8 +12,8 @@ import numpy as np
 from django.db import connection, transaction
 
 from accounts.principal import Principal
-from echomem.errors import NotFound, ValidationFailed
-from memories import search
+from echomem.errors import AllowanceExhausted, NotFound, ValidationFailed
+from memories import metering, search
 from memories.embeddings import get_embedder
 from memories.models import AuditEvent, Fact, Memory
 from memories.schemas import GetAuditLogArgs, QueryMemoryArgs
@@ -116,9 +116,12 @@ def query_memory(principal: Principal, args: QueryMemoryArgs) -> dict[str, Any]:
     partition = partition_for(principal, args.scope)
     window = search.Window(include_superseded=args.include_superseded, as_of=args.as_of)
     if embedding is None:
-        rows = list(facts_for_view(
-            Fact.objects.filter(window.q(), memory=memory, partition=partition)
-        ).order_by("-created_at", "-position")[:args.top_k])
+        with transaction.atomic():
+            rows = list(facts_for_view(
+                Fact.objects.filter(window.q(), memory=memory, partition=partition)
+            ).order_by("-created_at", "-position")[:args.top_k])
+            found = len(rows)
+            rows = rows[:metering.charge(principal, memory, "query_memory", [1] * found)]
         facts = [{"rank": rank, "score": None, "matched": ["digest"]} | fact_view(row)
                  for rank, row in enumerate(rows, start=1)]
     else:
@@ -131,15 +134,30 @@ def query_memory(principal: Principal, args: QueryMemoryArgs) -> dict[str, Any]:
             vector = search.vector_candidates(memory.pk, partition, embedding.result(), pool,
                                               window)
             hits = search.fuse(vector, text, args.top_k, mentioned)
+            found = len(hits)
+            # Paid in the searches' transaction, before anything is read out for the reply;
+            # a refusal is raised once the transaction is over (this block has no savepoint
+            # to roll back to).
+            try:
+                hits = hits[:metering.charge(principal, memory, "query_memory", [1] * found)]
+            except AllowanceExhausted as exhausted:
+                refused, hits = exhausted, []
+            else:
+                refused = None
             views = fact_views([hit.fact_id for hit in hits])
+        if refused is not None:
+            raise refused
         facts = [
             {"rank": hit.rank,
              "score": round(hit.cosine, 4) if hit.cosine is not None else None,
              "matched": hit.matched} | views[hit.fact_id]
             for hit in hits
         ]
-    return {"facts": facts, "memory": memory.name, "scope": args.scope,
-            "count": len(facts), "units": len(facts)}
+    reply = {"facts": facts, "memory": memory.name, "scope": args.scope,
+             "count": len(facts), "units": len(facts), "cut_by_allowance": len(facts) < found}
+    if reply["cut_by_allowance"]:
+        reply["message"] = metering.cut_short(len(facts), found)
+    return reply
 
 
 def get_audit_log(principal: Principal, args: GetAuditLogArgs) -> dict[str, Any]:
@@ -151,10 +169,17 @@ def get_audit_log(principal: Principal, args: GetAuditLogArgs) -> dict[str, Any]
         events = events.filter(created_at__gte=args.since)
     if args.cursor:
         events = events.filter(seq__gt=_decode_cursor(args.cursor))
-    page = list(events.order_by("seq")[:args.limit + 1])
-    more = len(page) > args.limit
-    page = page[:args.limit]
-    return {
+    with transaction.atomic():
+        page = list(events.order_by("seq")[:args.limit + 1])
+        more = len(page) > args.limit
+        page = page[:args.limit]
+        # Each fact snapshot the log hands back costs what the fact would cost through
+        # query_memory: otherwise paging the log would read a memory for free.
+        costs = [_snapshots(e) for e in page]
+        paid = metering.charge(principal, memory, "get_audit_log", costs)
+    cut = paid < len(page)
+    more, page, costs = more or cut, page[:paid], costs[:paid]
+    reply = {
         "events": [{
             "seq": e.seq, "at": e.created_at, "action": e.action, "object_id": e.object_id,
             "memory": e.memory_name, "session_id": e.session_id,
@@ -162,8 +187,26 @@ def get_audit_log(principal: Principal, args: GetAuditLogArgs) -> dict[str, Any]
             "after": e.after, "hash": e.hash,
         } for e in page],
         "next_cursor": _encode_cursor(page[-1].seq) if more else None,
-        "memory": memory.name, "scope": args.scope, "units": 0,
+        "memory": memory.name, "scope": args.scope, "units": sum(costs),
+        "cut_by_allowance": cut,
     }
+    if cut:
+        reply["message"] = (
+            f"Returned {len(page)} event(s): the account's monthly unit allowance ran out (each "
+            "fact snapshot in the log costs one unit, as the fact would through query_memory). "
+            "next_cursor continues from here once units are available; get_usage tells when.")
+    return reply
+
+
+FACT_SNAPSHOT_ACTIONS = frozenset({"fact.created", "fact.superseded"})
+
+
+def _snapshots(event: AuditEvent) -> int:
+    """Fact snapshots an event carries: created facts (after) and superseded ones (before);
+    an erased event carries none."""
+    if event.action not in FACT_SNAPSHOT_ACTIONS:
+        return 0
+    return int(bool(event.after if event.action == "fact.created" else event.before))
 
 
 def _encode_cursor(seq: int) -> str:

@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from accounts.principal import Principal
 from echomem.errors import NotFound, ValidationFailed
-from memories import bulk, indexing, planner_stats
+from memories import bulk, indexing, metering, planner_stats
 from memories.audit import Change, account_event, audit_record
 from memories.models import (
     MEMORY_NAME_RULE,
@@ -196,6 +196,9 @@ def _write_episode(
         ]))
     bulk.execute(*bulk.combine(statements))
 
+    # Paid after the rows are in and before the audit chain's head is locked (always in
+    # that order, so writers cannot deadlock): a refusal rolls the whole episode back.
+    metering.charge(principal, memory, "write_episode", [1] * len(new_rows), whole=True)
     changes = [Change("entity.created", str(n.pk), after={"name": n.name, "type": n.type})
                for n in created_nodes]
     superseded_by_position = {i: old for i, _, old in plan.superseding}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from billing.models import UsageRecord
 from mcp_gateway import tools
 from memories.models import AuditEvent
 from tests.mcp.test_tools import episode
@@ -85,11 +86,11 @@ def test_rest_and_mcp_share_one_rate_limit_window(client, alice, mcp_for, settin
                       headers={"Authorization": f"Bearer {alice.plaintext}"}).status_code == 200
 
 
-def test_rest_calls_report_units_to_the_same_hook(client, alice, monkeypatch):
-    metered = []
-    monkeypatch.setattr(tools, "meter", lambda p, tool, units: metered.append((tool, units)))
+def test_rest_calls_are_charged_to_the_same_ledger(client, alice, settings):
+    settings.SELF_HOSTED = False
     post(client, alice, "write_episode", episode())
-    assert metered == [("write_episode", 2)]
+    assert list(UsageRecord.objects.values_list("tool", "units", "key_id")) == [
+        ("write_episode", 2, alice.key.pk)]
 
 
 def test_openapi_schema_describes_every_tool_without_a_key(client, db):

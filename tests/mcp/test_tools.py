@@ -8,11 +8,12 @@ import jsonschema
 import pytest
 
 from accounts.services import api_key_create
-from mcp_gateway import tools
+from billing.models import UsageRecord
 from mcp_gateway.tools import RESERVED_RESULT_NAMES, TOOLS
 from memories.services import memory_create
 
-NAMES = ["write_episode", "query_memory", "trace_cause", "record_recall_save", "get_audit_log"]
+NAMES = ["write_episode", "query_memory", "trace_cause", "record_recall_save", "get_audit_log",
+         "get_usage"]
 
 
 def episode(**extra):
@@ -30,7 +31,7 @@ def episode(**extra):
             **extra}
 
 
-def test_tools_list_declares_the_five_tools_with_schemas_and_annotations(mcp_for, alice):
+def test_tools_list_declares_every_tool_with_schemas_and_annotations(mcp_for, alice):
     listed = mcp_for(alice).request("tools/list").json()["result"]["tools"]
     assert [tool["name"] for tool in listed] == NAMES
     for tool in listed:
@@ -39,7 +40,8 @@ def test_tools_list_declares_the_five_tools_with_schemas_and_annotations(mcp_for
         jsonschema.Draft202012Validator.check_schema(tool["outputSchema"])
         assert tool["inputSchema"]["type"] == tool["outputSchema"]["type"] == "object"
         assert "$ref" not in json.dumps(tool["inputSchema"]) + json.dumps(tool["outputSchema"])
-        assert "scope" in tool["inputSchema"]["required"]
+        if tool["name"] != "get_usage":  # the key's account, not a graph
+            assert "scope" in tool["inputSchema"]["required"]
         assert not RESERVED_RESULT_NAMES & set(tool["outputSchema"]["properties"])
         annotations = tool["annotations"]
         assert annotations["openWorldHint"] is False
@@ -199,12 +201,14 @@ def test_a_tenant_never_sees_another_tenants_facts(mcp_for, alice, charlie):
     assert trace["empty_reason"] == "no_anchor"
 
 
-def test_every_call_reports_its_units_to_the_one_metering_hook(mcp_for, alice, monkeypatch):
-    metered = []
-    monkeypatch.setattr(tools, "meter", lambda principal, tool, units: metered.append(
-        (principal.key_id, tool, units)))
+def test_every_call_that_costs_units_leaves_one_usage_record(mcp_for, alice, settings):
+    settings.SELF_HOSTED = False
     session = mcp_for(alice)
     session.call("write_episode", episode())
+    session.call("write_episode", episode())  # identical: creates nothing, costs nothing
     session.call("query_memory", {"scope": "shared", "query": "pool", "top_k": 1})
     session.call("query_memory", {"scope": "shared", "query": "x", "top_k": 0})  # refused
-    assert metered == [(alice.key.pk, "write_episode", 2), (alice.key.pk, "query_memory", 1)]
+    records = list(UsageRecord.objects.order_by("at").values_list(
+        "account_id", "key_id", "memory_name", "tool", "units"))
+    assert records == [(alice.account.pk, alice.key.pk, "default", "write_episode", 2),
+                       (alice.account.pk, alice.key.pk, "default", "query_memory", 1)]
