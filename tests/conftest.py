@@ -72,6 +72,14 @@ class _TracebackCatcher(logging.Handler):
 
 
 @pytest.fixture(autouse=True)
+def fresh_plan_rates():
+    """Each process caches plan rates for a few seconds; a test starts from the plans' rows."""
+    from billing import rates
+
+    rates.forget()
+
+
+@pytest.fixture(autouse=True)
 def no_server_tracebacks(request):
     """Fail a test whose requests logged a traceback, unless it injects the fault itself.
 
