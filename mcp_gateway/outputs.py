@@ -162,6 +162,8 @@ class AuditEventOut(_Out):
     before: dict[str, Any] | None
     after: dict[str, Any] | None
     hash: str
+    units: int = Field(default=0, description="What the write that recorded this change was "
+                                              "charged for it: 1 for fact.created, else 0.")
 
 
 class GetAuditLogResult(_Read):

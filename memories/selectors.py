@@ -184,7 +184,7 @@ def get_audit_log(principal: Principal, args: GetAuditLogArgs) -> dict[str, Any]
             "seq": e.seq, "at": e.created_at, "action": e.action, "object_id": e.object_id,
             "memory": e.memory_name, "session_id": e.session_id,
             "actor": {"holder_id": e.holder_id, "tool": e.tool}, "before": e.before,
-            "after": e.after, "hash": e.hash,
+            "after": e.after, "hash": e.hash, "units": WRITE_UNITS.get(e.action, 0),
         } for e in page],
         "next_cursor": _encode_cursor(page[-1].seq) if more else None,
         "memory": memory.name, "scope": args.scope, "units": sum(costs),
@@ -199,6 +199,8 @@ def get_audit_log(principal: Principal, args: GetAuditLogArgs) -> dict[str, Any]
 
 
 FACT_SNAPSHOT_ACTIONS = frozenset({"fact.created", "fact.superseded"})
+# What the write that recorded an event was charged for it: one unit per fact created.
+WRITE_UNITS = {"fact.created": 1}
 
 
 def _snapshots(event: AuditEvent) -> int:

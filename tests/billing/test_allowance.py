@@ -144,3 +144,20 @@ def test_the_plan_sets_each_keys_request_rate(client, alice):
     assert session.request("tools/list").status_code == 200
     assert session.request("tools/list").status_code == 429
     rates.forget()
+
+
+def test_people_searching_in_the_dashboard_are_not_charged(agent, client, alice):
+    free_units(2)
+    agent.call("write_episode", facts(("a", "b"), ("b", "c")))  # the allowance is used up
+    client.force_login(alice.user)
+    page = client.get("/memories/default/", {"q": "relates billing test"})
+    assert page.status_code == 200
+    assert len(page.context["results"]["facts"]) == 2  # shown whole, not cut
+    assert list(UsageRecord.objects.values_list("tool", flat=True)) == ["write_episode"]
+
+
+def test_audit_log_events_say_what_their_write_was_charged(agent):
+    agent.call("write_episode", facts(("a", "b"), ("b", "c")))
+    events = agent.call("get_audit_log", {"scope": "shared"})["result"]["events"]
+    assert {(e["action"], e["units"]) for e in events} == {("entity.created", 0),
+                                                           ("fact.created", 1)}

@@ -55,4 +55,5 @@ def test_full_precision_vectors_of_an_older_box_are_kept_and_found(engine: Engin
         query = get_embedder().embed(["where did Alice go hiking?"])[0]
         assert found[0]["score"] == pytest.approx(float(query @ exact), abs=1e-3)
     finally:
-        migrate(*MigrationExecutor(connection).loader.graph.leaf_nodes("memories"))
+        executor = MigrationExecutor(connection)
+        executor.migrate(executor.loader.graph.leaf_nodes())

@@ -66,8 +66,11 @@ def _account(fuzz: FuzzServer, tool: Tool, arguments: Any, outcome: Outcome) -> 
     reply = outcome.reply
     fuzz.stats["accepted" if outcome.accepted else "refused"] += 1
     if outcome.accepted:
-        assert isinstance(arguments, dict), f"accepted arguments that are not an object: " \
-                                            f"{reply.describe()}"
+        # MCP reads `arguments: null` as no arguments, which a tool without required ones
+        # (get_usage) accepts.
+        no_arguments = arguments is None and not tool.input_schema().get("required")
+        assert isinstance(arguments, dict) or no_arguments, \
+            f"accepted arguments that are not an object: {reply.describe()}"
         assert_tool_output(outcome.output, tool.output_schema(), reply)
         leaked = ids_in(outcome.output) & fuzz.foreign
         assert not leaked, f"another account's ids {leaked} in a reply: {reply.describe()}"
