@@ -84,8 +84,9 @@ def standing(account_id: int, *, now: datetime | None = None) -> Standing:
             subscription_period_end=Subquery(subscription.values("current_period_end")),
             subscription_cancels=Subquery(subscription.values("cancel_at_period_end")),
         ))
-    if not any(plan.is_default for plan in rows):  # a database emptied by hand: reseed
-        return _standing_slowly(account_id, now=now)
+    if not any(plan.is_default for plan in rows):
+        default_plan()  # a database emptied by hand (or a test's flush): seed, ask again
+        return standing(account_id, now=now)
     first = rows[0]
     used = first.used or 0
     current = next(plan for plan in rows if plan.is_default)
@@ -101,11 +102,6 @@ def standing(account_id: int, *, now: datetime | None = None) -> Standing:
         if subscribed is not None and provides_plan(subscription_row, now=now):
             current = subscribed
     return Standing(current, month, used, subscription_row)
-
-
-def _standing_slowly(account_id: int, *, now: datetime) -> Standing:
-    default_plan()  # seeds the starting plans
-    return standing(account_id, now=now)
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ import pytest
 
 from accounts.services import api_key_revoke
 from billing.ledger import allowance
-from billing.models import Subscription, UsagePeriod, UsageRecord
+from billing.models import Plan, Subscription, UsagePeriod, UsageRecord
 from billing.plans import month_of
 from billing.usage import (
     daily_units,
@@ -151,3 +151,9 @@ def test_a_self_hosted_box_reports_nothing_metered(alice, settings):
     assert report.metered is False and report.standing is None
     assert report.daily == report.monthly == report.by_key == report.by_memory == []
     assert usage_summary(alice.account.pk)["used"] is None
+
+
+def test_standing_seeds_the_plans_when_the_table_was_emptied(alice):
+    Plan.objects.all().delete()
+    current = standing(alice.account.pk)
+    assert current.plan.slug == "free" and Plan.objects.count() == 3
