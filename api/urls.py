@@ -4,7 +4,7 @@ from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 from rest_framework.permissions import AllowAny
 
-from api import tools, views
+from api import tools, usage, views
 from api.errors import not_found
 
 app_name = "api"
@@ -25,6 +25,7 @@ DOCS_POLICY = {
 }
 urlpatterns = [
     path("memories", views.memories, name="memories"),
+    path("usage", usage.usage, name="usage"),
     *(path(f"tools/{name}", view, name=name) for name, view in tools.VIEWS.items()),
     path("schema", SpectacularAPIView.as_view(**public), name="schema"),
     path("docs", csp(DOCS_POLICY)(SpectacularSwaggerSplitView.as_view(url_name="api:schema",

@@ -192,6 +192,7 @@ TEMPLATES = [
                 "web.context_processors.signup",
                 "web.context_processors.accounts",
                 "web.context_processors.email_verification",
+                "web.context_processors.billing",
             ],
         },
     },
@@ -261,8 +262,8 @@ REST_FRAMEWORK = {
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Echo Memory REST API",
-    "DESCRIPTION": "The tools of the MCP endpoint as plain HTTP, plus the memory "
-                   "listing. Authenticate with `Authorization: Bearer em_...`.",
+    "DESCRIPTION": "The tools of the MCP endpoint as plain HTTP, plus the memory listing "
+                   "and the account's usage. Authenticate with `Authorization: Bearer em_...`.",
     "VERSION": "1",
     # 3.1: the tool schemas come from pydantic, whose optional fields are `type: null` unions.
     "OAS_VERSION": "3.1.0",

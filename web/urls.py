@@ -1,7 +1,8 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
+from django.views.generic import RedirectView
 
-from web import audit_log, explorer, password_reset, team, verification, views
+from web import audit_log, billing, explorer, password_reset, team, verification, views
 from web.forms import SignInForm
 from web.limits import by_ip, by_posted, by_user, limited
 
@@ -47,4 +48,10 @@ urlpatterns = [
     path("invitations/<str:token>/", team.invitation_accept, name="invitation_accept"),
     path("accounts/switch/", team.account_switch, name="account_switch"),
     path("accounts/new/", team.account_new, name="account_new"),
+    # No trailing slash: the allowance error sends agents (and their people) to
+    # <public url>/billing (billing.ledger.BILLING_PATH).
+    path("billing", billing.billing_page, name="billing"),
+    path("billing/", RedirectView.as_view(pattern_name="web:billing", query_string=True)),
+    path("billing/checkout/", billing.billing_checkout, name="billing_checkout"),
+    path("billing/portal/", billing.billing_portal, name="billing_portal"),
 ]

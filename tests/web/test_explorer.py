@@ -277,9 +277,10 @@ def test_every_list_page_costs_the_same_queries_at_10000_facts_as_at_60(
                                     strict=True):
         # Session, user, membership, memory; then a list reads the partitions and one page;
         # an entity page the entity, a page each way and their histories; an episode page
-        # the episode, its facts, what they replaced and its entities. Two more for the nav:
-        # the account switcher and the email-confirmation banner.
-        expected = 8 if "/entities/" not in small_path and "/episodes/" not in small_path else 11
+        # the episode, its facts, what they replaced and its entities. Three more for the
+        # nav: the account switcher, the email-confirmation banner and (hosted, as here) the
+        # usage banner's plan and month's units.
+        expected = 9 if "/entities/" not in small_path and "/episodes/" not in small_path else 12
         with django_assert_num_queries(expected):
             small_page = client.get(small_path)
         with django_assert_num_queries(expected):

@@ -1,0 +1,162 @@
+"""The billing page: the plan, this month's units, where they went, and the way to a
+bigger plan. Every member may look; only owners may buy or manage (Stripe's pages
+handle the card). Hosted only: a self-hosted box has no billing, so these are 404s."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.contrib import messages
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+
+from accounts.models import Account, Membership
+from accounts.team import email_of
+from billing import payments
+from billing.ledger import metered
+from billing.models import Plan, Subscription
+from billing.usage import usage_report
+from echomem.errors import EchoError, Forbidden
+from web.acting import acting
+from web.usage_chart import daily_chart, monthly_chart
+from web.views import member_page
+
+# Where the owner's POSTs redirect: CSP's form-action also governs the redirect a form
+# submission ends in, so the page that holds these forms allows Stripe's hosted pages.
+STRIPE_PAGES = ["https://checkout.stripe.com", "https://billing.stripe.com"]
+OWNER_ONLY = "Only an owner of this account can change its plan or billing details."
+CHECKOUT_RETURNS = {
+    "success": ("success", "Thank you: the payment went through. The plan below changes as "
+                           "soon as Stripe confirms the subscription to us, usually within a "
+                           "minute; reload this page to see it."),
+    "cancel": ("info", "Checkout was cancelled: nothing was charged and the plan is "
+                       "unchanged."),
+}
+
+
+@dataclass(frozen=True)
+class Offer:
+    """A plan as the page offers it: `action` is "current", "buy" or "none", and `why`
+    says in words why a plan cannot be bought here."""
+
+    plan: Plan
+    action: str
+    why: str = ""
+
+    @property
+    def price(self) -> str:
+        """29 or 29.50: the monthly price as shown (Stripe's price is what is charged)."""
+        whole, cents = divmod(self.plan.price_cents, 100)
+        return f"{whole:,}" if not cents else f"{whole:,}.{cents:02d}"
+
+
+def _hosted_only() -> None:
+    if not metered():
+        raise Http404("A self-hosted server has no billing: nothing is metered.")
+
+
+def _require_owner(role: str) -> None:
+    if role != Membership.Role.OWNER:
+        raise Forbidden(OWNER_ONLY, field="role", fix="ask an owner of this account")
+
+
+def _offers(current: Plan, *, owner: bool, configured: bool) -> list[Offer]:
+    offers = []
+    for plan in Plan.objects.all():
+        if plan.pk == current.pk:
+            offers.append(Offer(plan, "current"))
+        elif plan.is_default:  # not bought: the account returns to it when a plan ends
+            offers.append(Offer(plan, "none", "Cancelling a paid plan under Manage billing "
+                                              "returns the account here."))
+        elif not configured:
+            offers.append(Offer(plan, "none", "Billing is not configured on this server."))
+        elif not plan.stripe_price_id:
+            offers.append(Offer(plan, "none", "Not for sale on this server."))
+        elif not owner:
+            offers.append(Offer(plan, "none", OWNER_ONLY))
+        else:
+            offers.append(Offer(plan, "buy"))
+    return offers
+
+
+@member_page
+@require_GET
+def billing_page(request: HttpRequest) -> HttpResponse:
+    _hosted_only()
+    principal, role = acting(request)
+    report = usage_report(principal.account_id)
+    subscription = report.standing.subscription
+    configured = payments.configured()
+    owner = role == Membership.Role.OWNER
+    response = render(request, "web/billing.html", {
+        "account": Account.objects.get(pk=principal.account_id), "role": role,
+        "is_owner": owner, "configured": configured, "report": report,
+        "standing": report.standing, "subscription": subscription,
+        "offers": _offers(report.standing.plan, owner=owner, configured=configured),
+        "has_customer": bool(subscription and subscription.stripe_customer_id),
+        "daily": daily_chart(report.daily, report.month),
+        "monthly": monthly_chart(report.monthly),
+        "checkout": CHECKOUT_RETURNS.get(request.GET.get("checkout", "")),
+        "owner_only": OWNER_ONLY,
+    })
+    response._csp_update = {"form-action": STRIPE_PAGES}
+    return response
+
+
+@member_page
+@require_POST
+def billing_checkout(request: HttpRequest) -> HttpResponse:
+    _hosted_only()
+    principal, role = acting(request)
+    _require_owner(role)
+    plan = Plan.objects.filter(slug=request.POST.get("plan", "")).first()
+    if plan is None:
+        messages.error(request, "Pick a plan from the list below: the form named no plan "
+                                "this server sells.")
+        return redirect("web:billing")
+    if not plan.stripe_price_id:
+        messages.error(request, f"The {plan.name} plan cannot be bought here: it has no "
+                                "Stripe price on this server.")
+        return redirect("web:billing")
+    page = request.build_absolute_uri(reverse("web:billing"))
+    try:
+        url = payments.checkout_url(
+            account=Account.objects.get(pk=principal.account_id), plan=plan,
+            email=email_of(request.user), success_url=f"{page}?checkout=success",
+            cancel_url=f"{page}?checkout=cancel")
+    except EchoError as refused:
+        return _refused(request, refused)
+    return redirect(url)
+
+
+@member_page
+@require_POST
+def billing_portal(request: HttpRequest) -> HttpResponse:
+    _hosted_only()
+    principal, role = acting(request)
+    _require_owner(role)
+    account = Account.objects.get(pk=principal.account_id)
+    if not payments.configured():
+        return _refused(request, payments.BillingNotConfigured("billing is not configured"))
+    if not Subscription.objects.filter(account=account).exclude(stripe_customer_id="").exists():
+        messages.info(request, "There are no billing details or invoices yet: they appear "
+                               "here after the first upgrade.")
+        return redirect("web:billing")
+    try:
+        url = payments.portal_url(account=account,
+                                  return_url=request.build_absolute_uri(reverse("web:billing")))
+    except EchoError as refused:
+        return _refused(request, refused)
+    return redirect(url)
+
+
+def _refused(request: HttpRequest, refused: EchoError) -> HttpResponse:
+    if isinstance(refused, payments.BillingNotConfigured):
+        messages.error(request, "Billing is not configured on this server, so plans cannot "
+                                "be bought or managed here yet.")
+    else:
+        messages.error(request, f"{refused.message}: {refused.fix}" if refused.fix
+                       else refused.message)
+    return redirect("web:billing")
