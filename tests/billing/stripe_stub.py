@@ -8,7 +8,10 @@ itself, and forwards every other /v1/ request to localstripe. Its Checkout page
 session's customer a card and subscribes it in localstripe to the session's price (the
 id of a localstripe plan), which makes localstripe deliver customer.subscription.created,
 then POSTs a signed checkout.session.completed to the webhook URL itself, and finally
-redirects (303) to the session's success_url, as Stripe does.
+redirects (303) to the session's success_url, as Stripe does. `stub.create_price(...)`
+makes the price a Plan's stripe_price_id must name. localstripe delivers its own events
+only where `LocalStripe.deliver_webhooks(url, secret)` (tests/billing/localstripe_server.py)
+told it to; tests/billing/test_stripe_stub.py shows the whole setup.
 """
 
 from __future__ import annotations
@@ -100,6 +103,15 @@ class StripeStub:
         return {"id": session_id, "object": "billing_portal.session",
                 "customer": form.get("customer"), "return_url": form.get("return_url"),
                 "url": f"{self.url}/portal/{session_id}?return={back}"}
+
+    def create_price(self, *, name: str, amount_cents: int,
+                     api_key: str = "sk_test_stub") -> str:
+        """A monthly price in localstripe (a legacy Plan there): set it as a Plan's
+        stripe_price_id so Checkout on this stub can sell that plan."""
+        created = self.localstripe("POST", "/v1/plans", f"Bearer {api_key}", {
+            "amount": str(amount_cents), "currency": "usd", "interval": "month",
+            "product[name]": name})
+        return created["id"]
 
     def pay(self, session_id: str) -> str:
         """Subscribe the session's customer in localstripe; returns the subscription id."""

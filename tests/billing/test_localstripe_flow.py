@@ -1,15 +1,28 @@
 """The real SDK against localstripe, whose signed webhooks reach our view on a live server:
 customer -> subscription -> webhook -> plan -> allowance, and back to Free on cancel."""
 
+import json
 import logging
+import secrets
+from concurrent.futures import ThreadPoolExecutor
+
+import httpx
 
 from accounts.models import Account
 from billing import stripe_api
 from billing.ledger import allowance
 from billing.models import Plan, StripeEvent, Subscription
 from billing.payments import ensure_customer
+from billing.plans import default_plan
 from memories.erasure import account_delete
-from tests.billing.conftest import subscribe, wait_for
+from tests.billing.conftest import (
+    WEBHOOK_PATH,
+    WEBHOOK_SECRET,
+    event,
+    subscribe,
+    wait_for,
+)
+from tests.billing.stripe_stub import stripe_signature
 
 
 def test_a_subscription_in_stripe_moves_the_allowance_and_cancelling_returns_to_free(
@@ -68,3 +81,23 @@ def test_an_unreachable_stripe_never_blocks_deleting_an_account(
     [warning] = [r for r in caplog.records if r.name == "billing.cancellation"]
     assert "sub_gone" in warning.getMessage() and "could not be cancelled" in warning.getMessage()
     assert warning.exc_info is None
+
+
+def test_one_event_delivered_twice_at_once_is_handled_once(stripe_webhooks, alice):
+    customer = "cus_" + secrets.token_hex(6)
+    Subscription.objects.create(account=alice.account, plan=default_plan(),
+                                stripe_customer_id=customer)
+    invoice = {"id": "in_race", "object": "invoice", "customer": customer}
+    sent = event("invoice.payment_failed", invoice)
+    payload = json.dumps(sent).encode()
+    headers = {"Content-Type": "application/json",
+               "Stripe-Signature": stripe_signature(payload, WEBHOOK_SECRET)}
+    url = stripe_webhooks.url + WEBHOOK_PATH
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        answers = list(pool.map(lambda _: httpx.post(url, content=payload, headers=headers,
+                                                     timeout=30), range(4)))
+
+    assert [a.status_code for a in answers] == [200] * 4
+    stored = StripeEvent.objects.get(pk=sent["id"])
+    assert stored.attempts == 1 and stored.outcome.startswith("past due")

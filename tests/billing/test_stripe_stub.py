@@ -5,8 +5,9 @@ import httpx
 import pytest
 
 from billing.ledger import allowance
-from billing.models import StripeEvent, Subscription
+from billing.models import Plan, StripeEvent, Subscription
 from billing.payments import checkout_url, portal_url
+from billing.plans import seed_plans
 from tests.billing.conftest import WEBHOOK_PATH, WEBHOOK_SECRET, wait_for
 from tests.billing.stripe_stub import StripeStub
 
@@ -21,7 +22,11 @@ def stub(stripe_webhooks, localstripe, stripe_settings):
     server.stop()
 
 
-def test_paying_on_the_stubbed_checkout_page_makes_the_account_pro(stub, pro_plan, alice):
+def test_paying_on_the_stubbed_checkout_page_makes_the_account_pro(stub, alice):
+    seed_plans()  # the live server's tests flush the database, seeded rows too
+    pro_plan = Plan.objects.get(slug="pro")
+    pro_plan.stripe_price_id = stub.create_price(name="Pro", amount_cents=2900)
+    pro_plan.save()
     url = checkout_url(account=alice.account, plan=pro_plan, email="alice@example.com",
                        success_url="http://echo.test/billing?paid=1",
                        cancel_url="http://echo.test/billing")
