@@ -1,4 +1,5 @@
 from django.apps import AppConfig
+from django.db.models.signals import pre_delete
 
 
 class BillingConfig(AppConfig):
@@ -6,7 +7,11 @@ class BillingConfig(AppConfig):
     verbose_name = "Billing"
 
     def ready(self) -> None:
+        from accounts.models import Account
+        from billing.cancellation import cancel_on_account_delete
         from billing.ledger import LedgerMeter
         from memories import metering
 
         metering.install(LedgerMeter())
+        pre_delete.connect(cancel_on_account_delete, sender=Account,
+                           dispatch_uid="billing.cancel_on_account_delete")

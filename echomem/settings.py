@@ -49,6 +49,15 @@ SELF_HOSTED_AGENT_ID = env.str("ECHO_MEMORY_AGENT_ID", default="")
 # otherwise read and write that user's memory.
 SELF_HOSTED_KEYLESS_REMOTE = env.bool("ECHO_MEMORY_ALLOW_KEYLESS_REMOTE", default=False)
 
+# Stripe (hosted billing, docs/billing.md). Without a secret key the upgrade and manage
+# buttons say billing is not configured, and the webhook answers 503. The API base points
+# the SDK at a stand-in (localstripe, the tests' stub); empty means the real Stripe. A
+# failed payment keeps the paid plan for the grace days, then the account is on the default.
+STRIPE_SECRET_KEY = env.str("ECHO_MEMORY_STRIPE_SECRET_KEY", default="")
+STRIPE_WEBHOOK_SECRET = env.str("ECHO_MEMORY_STRIPE_WEBHOOK_SECRET", default="")
+STRIPE_API_BASE = env.str("ECHO_MEMORY_STRIPE_API_BASE", default="").rstrip("/")
+PAYMENT_GRACE_DAYS = env.int("ECHO_MEMORY_PAYMENT_GRACE_DAYS", default=7)
+
 # Whether people who sign up must confirm their email (a link, valid VERIFY_EMAIL_MAX_AGE
 # seconds) before they create API keys. On for the hosted service, where anyone signs up;
 # off on a self-hosted box, whose owner invites people and may have no mail server.

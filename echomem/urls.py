@@ -16,6 +16,7 @@ urlpatterns = [
     # Browsers ask for /favicon.ico on pages that name no icon (the admin's).
     path("favicon.ico", RedirectView.as_view(url=static("echomem/favicon.svg"), permanent=True)),
     path("admin/", admin.site.urls),
+    path("billing/stripe/", include("billing.urls")),
     path("", include("web.urls")),
     path("api/v1/", include("api.urls")),
     # Everything else under /api answers in the API's shape, not with an HTML page (and
