@@ -89,7 +89,7 @@ EXAMPLE = {
 }
 
 
-@extend_schema(operation_id="get_usage", summary="Units used by the key's account",
+@extend_schema(operation_id="usage_report", summary="Units used by the key's account",
                tags=["usage"], responses={200: UsageOut, **ERROR_RESPONSES},
                examples=[OpenApiExample("hosted", value=EXAMPLE, response_only=True)])
 @api_view(["GET"])

@@ -78,7 +78,7 @@ def test_usage_needs_a_key_and_only_answers_get(client, alice):
 def test_the_schema_describes_usage_under_its_own_tag(client, db):
     schema = client.get("/api/v1/schema", headers={"Accept": "application/json"}).json()
     operation = schema["paths"]["/api/v1/usage"]["get"]
-    assert operation["operationId"] == "get_usage" and operation["tags"] == ["usage"]
+    assert operation["operationId"] == "usage_report" and operation["tags"] == ["usage"]
     reply = operation["responses"]["200"]["content"]["application/json"]
     assert reply["schema"]["$ref"] == "#/components/schemas/UsageOut"
     assert set(schema["components"]["schemas"]["UsageOut"]["properties"]) == {
