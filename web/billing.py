@@ -81,6 +81,14 @@ def _offers(current: Plan, *, owner: bool, configured: bool) -> list[Offer]:
     return offers
 
 
+def _checkout_return(outcome: str, plan: Plan) -> tuple[str, str] | None:
+    """What the page says on return from Checkout; the webhook has often landed already."""
+    if outcome == "success" and not plan.is_default:
+        return ("success", f"Thank you: the payment went through and this account is on the "
+                           f"{plan.name} plan now.")
+    return CHECKOUT_RETURNS.get(outcome)
+
+
 @member_page
 @require_GET
 def billing_page(request: HttpRequest) -> HttpResponse:
@@ -98,7 +106,7 @@ def billing_page(request: HttpRequest) -> HttpResponse:
         "has_customer": bool(subscription and subscription.stripe_customer_id),
         "daily": daily_chart(report.daily, report.month),
         "monthly": monthly_chart(report.monthly),
-        "checkout": CHECKOUT_RETURNS.get(request.GET.get("checkout", "")),
+        "checkout": _checkout_return(request.GET.get("checkout", ""), report.standing.plan),
         "owner_only": OWNER_ONLY,
     })
     response._csp_update = {"form-action": STRIPE_PAGES}

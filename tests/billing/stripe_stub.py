@@ -247,7 +247,10 @@ def _handler_for(stub: StripeStub):
             self._send(status, json.dumps(data).encode(), "application/json")
 
         def _html(self, text: str) -> None:
-            page = f"<!doctype html><html><body>{text}</body></html>"
+            # An empty icon: Chromium would otherwise ask for /favicon.ico and log its 404.
+            page = ("<!doctype html><html><head><title>Checkout (stub)</title>"
+                    "<link rel=\"icon\" href=\"data:,\"></head>"
+                    f"<body>{text}</body></html>")
             self._send(200, page.encode(), "text/html; charset=utf-8")
 
         def _missing(self) -> None:
