@@ -7,6 +7,7 @@ import pytest
 from accounts import keys
 from accounts.models import Account, ApiKey
 from accounts.principal import principal_from_key
+from billing.models import Plan, StripeEvent, Subscription, UsagePeriod, UsageRecord
 from memories.models import Memory
 
 
@@ -18,7 +19,8 @@ def staff_client(client, alice):
     return client
 
 
-@pytest.mark.parametrize("model", [Account, ApiKey, Memory])
+@pytest.mark.parametrize("model", [Account, ApiKey, Memory, Plan, Subscription, UsagePeriod,
+                                   UsageRecord, StripeEvent])
 def test_every_model_has_an_admin_list(staff_client, model):
     meta = model._meta
     response = staff_client.get(f"/admin/{meta.app_label}/{meta.model_name}/")

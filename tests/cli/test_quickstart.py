@@ -118,7 +118,8 @@ def _form_post(browser: httpx.Client, url: str, data: dict[str, str]) -> httpx.R
 
 def test_a_hosted_box_signs_people_up_and_verifies_their_email(home, servers, tmp_path):
     """ECHO_MEMORY_SELF_HOSTED=0 on the single box: open sign-up, email verification on,
-    the mail printed to the server's console (no mail server configured)."""
+    the mail printed to the server's console (no mail server configured), the Free plan
+    metered, and billing pages that say Stripe is not configured instead of failing."""
     port = free_port()
     server = servers(["quickstart", "--port", str(port)],
                      cli_env(home, ECHO_MEMORY_SELF_HOSTED="0"), tmp_path / "hosted.log")
@@ -140,7 +141,32 @@ def test_a_hosted_box_signs_people_up_and_verifies_their_email(home, servers, tm
                                                             "tool": "claude-code"})
         assert created.status_code == 200 and KEY_FIELD.search(created.text)
         assert "script-src 'self'" in created.headers["Content-Security-Policy"]
+        key = KEY_FIELD.search(created.text)[0]
+        # Metered on the Free plan, with billing pages that say Stripe is not set up.
+        usage = _tool_call(base, key, "get_usage", {})
+        assert (usage["metered"], usage["plan"], usage["allowed"]) == (True, "free", 10_000)
+        billing = browser.get(f"{base}/billing")
+        assert billing.status_code == 200
+        assert "Billing is not configured on this server." in billing.text
+        csrf = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', billing.text)[1]
+        upgrade = browser.post(f"{base}/billing/checkout/",
+                               data={"csrfmiddlewaretoken": csrf, "plan": "pro"})
+        assert upgrade.url.path == "/billing" and "not configured" in upgrade.text
     assert server.stop() == 0
+
+
+def _tool_call(base: str, key: str, name: str, arguments: dict) -> dict:
+    headers = {"Authorization": f"Bearer {key}", "Accept": "application/json, text/event-stream"}
+    with httpx.Client(base_url=base, headers=headers) as agent:
+        opened = agent.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                                          "params": {"protocolVersion": "2025-06-18",
+                                                     "capabilities": {},
+                                                     "clientInfo": {"name": "t", "version": "1"}}})
+        agent.headers["Mcp-Session-Id"] = opened.headers["Mcp-Session-Id"]
+        agent.post("/mcp", json={"jsonrpc": "2.0", "method": "notifications/initialized"})
+        called = agent.post("/mcp", json={"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                                          "params": {"name": name, "arguments": arguments}})
+        return called.json()["result"]
 
 
 VERIFY = re.compile(r"http://127\.0\.0\.1:\d+/verify-email/\S+/")
