@@ -8,7 +8,7 @@ from django.db import transaction
 
 from accounts.models import Account
 from billing.models import Plan, Subscription
-from billing.plans import default_plan
+from billing.plans import default_plan, effective_plan
 from billing.stripe_api import client
 from echomem.errors import EchoError
 
@@ -45,6 +45,13 @@ def checkout_url(*, account: Account, plan: Plan, email: str, success_url: str,
             field="plan",
             fix="choose another plan, or the operator sets this plan's Stripe price id "
                 "(`echo-memory manage billing_plans --set-price`, docs/billing.md)")
+    current = effective_plan(account.pk)
+    if not current.is_default:
+        raise EchoError(
+            f"this account already pays for the {current.name} plan; a second Checkout would "
+            "start a second subscription", field="plan",
+            fix="switch plans under Manage billing, where Stripe changes the current "
+                "subscription and prorates the difference")
     customer = ensure_customer(account=account, email=email)
     session = _stripe_call(lambda stripe_client: stripe_client.v1.checkout.sessions.create(
         params={

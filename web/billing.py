@@ -76,6 +76,9 @@ def _offers(current: Plan, *, owner: bool, configured: bool) -> list[Offer]:
             offers.append(Offer(plan, "none", "Not for sale on this server."))
         elif not owner:
             offers.append(Offer(plan, "none", OWNER_ONLY))
+        elif not current.is_default:  # a second Checkout would be a second subscription
+            offers.append(Offer(plan, "none", "Switch under Manage billing: Stripe changes "
+                                              "the current subscription and prorates it."))
         else:
             offers.append(Offer(plan, "buy"))
     return offers

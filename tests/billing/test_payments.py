@@ -64,6 +64,22 @@ def test_checkout_creates_the_customer_once_and_asks_for_a_subscription_session(
     assert len(stub.requests_to("POST", "/v1/checkout/sessions")) == 2
 
 
+def test_an_account_that_already_pays_switches_in_the_portal_not_a_second_checkout(
+        stub, pro_plan, alice):
+    Subscription.objects.create(account=alice.account, plan=pro_plan,
+                                status=Subscription.Status.ACTIVE, stripe_customer_id="cus_x",
+                                stripe_subscription_id="sub_x")
+    team = Plan.objects.get(slug="team")
+    team.stripe_price_id = "price_team_x"
+    team.save()
+    with pytest.raises(EchoError) as refused:
+        checkout_url(account=alice.account, plan=team, email="a@example.com",
+                     success_url="https://echo.test/a", cancel_url="https://echo.test/b")
+    assert refused.value.field == "plan" and "second subscription" in refused.value.message
+    assert "Manage billing" in refused.value.fix
+    assert stub.requests == []
+
+
 def test_a_plan_without_a_stripe_price_is_refused_before_stripe_is_asked(stub, alice):
     free = Plan.objects.get(slug="free")
     with pytest.raises(EchoError) as refused:
