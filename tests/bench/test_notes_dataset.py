@@ -69,3 +69,14 @@ def test_checker_catches_overlap_and_bad_rows():
 def test_stopwords_are_function_words_only():
     assert content_words("Why did the build fail on main?") == {"build", "fail", "main"}
     assert json.dumps(sorted(content_words("rewrite rewriting rewrites"))) == '["rewrit"]'
+
+
+def test_fuse_tap_keeps_both_lists_and_the_products_answer():
+    from types import SimpleNamespace
+
+    from bench.notes_quality import FuseTap
+
+    tap = FuseTap(SimpleNamespace(fuse=lambda vector, text, top_k: ["fused", top_k]))
+    assert tap(["v1", "v2"], ["t1"], 5) == ["fused", 5]
+    assert tap(vector=["v3"], text=[], top_k=2) == ["fused", 2]
+    assert tap.calls == [(["v1", "v2"], ["t1"]), (["v3"], [])]
