@@ -1,0 +1,193 @@
+"""Note search quality (issue 12): recall@k and MRR of memory_search, per retriever.
+
+    .venv/bin/python bench/notes_quality.py [--data DIR] [--json PATH] [--set MODULE.NAME=V]
+
+The protocol, on a fresh box (the same embedded server and cached embedder as
+bench/locomo.py):
+
+1. One memory; every note of bench/data/notes/notes.jsonl saved through the
+   `memory_save` tool (scope shared, the note's own project), then indexed.
+2. Every question of questions.jsonl through the `memory_search` tool, limit 10,
+   without a project (so the distractor project's notes compete).
+3. Three rankings from that one call. hybrid: the tool's results. text only and
+   vector only: the two candidate lists memory_search hands to
+   `memories.search.fuse`, each in its own order (the bench wraps fuse to read
+   them; nothing in the product changes). These are the same lists the product
+   fuses, so the comparison is of the fusion, not of two different searches.
+4. recall@k = share of the question's evidence notes in the top k, averaged over
+   questions, k = 1, 5, 10, plus MRR of the first evidence hit; per question kind
+   (exact / keyword / paraphrase) and overall. Issue 12 asks hybrid > text and
+   hybrid > vector at recall@5 overall.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench.locomo import apply_overrides, score
+from bench.notes_dataset import DATA, load, problems
+from bench.setup import bench_principal, fresh_instance, use_cached_embedder
+
+MEMORY = "notes-bench"
+RETRIEVERS = ("text", "vector", "hybrid")
+METRICS = ("r@1", "r@5", "r@10", "mrr")
+KINDS = ("exact", "keyword", "paraphrase")
+DEPTH = 10
+
+
+class FuseTap:
+    """Wraps memories.search.fuse to keep the candidate lists each search fuses."""
+
+    def __init__(self, search_module) -> None:
+        self.inner = search_module.fuse
+        self.calls: list[tuple[list, list]] = []
+
+    def __call__(self, *args, **kwargs):
+        vector = kwargs["vector"] if "vector" in kwargs else args[0]
+        text = kwargs["text"] if "text" in kwargs else args[1]
+        self.calls.append((list(vector), list(text)))
+        return self.inner(*args, **kwargs)
+
+
+def tool(name: str):
+    from mcp_gateway.tools import TOOLS
+
+    if name not in TOOLS:
+        sys.exit(f"the server has no `{name}` tool yet (issue 12 adds the note tools); "
+                 "this bench runs once they are on main")
+    return TOOLS[name]
+
+
+def save_notes(principal, notes: list[dict]) -> dict[str, str]:
+    """Save every note through memory_save; returns server id -> the set's note id."""
+    from mcp_gateway.tools import call_tool
+
+    save = tool("memory_save")
+    set_id_of: dict[str, str] = {}
+    for note in notes:
+        arguments = {k: v for k, v in note.items() if k != "id" and v is not None}
+        reply = call_tool(principal, save, {**arguments, "memory": MEMORY, "scope": "shared"})
+        set_id_of[str(reply["id"])] = note["id"]
+    if len(set_id_of) != len(notes):
+        sys.exit(f"{len(notes)} saves made {len(set_id_of)} notes: a save updated another "
+                 "note instead of adding one")
+    return set_id_of
+
+
+def check_indexed(count: int) -> None:
+    from memories.models import Note
+
+    embedded = Note.objects.filter(embedding__isnull=False).count()
+    if embedded != count:
+        sys.exit(f"only {embedded} of {count} notes have an embedding after index_pending(); "
+                 "the vector figures would be meaningless")
+
+
+def rankings(principal, tap: FuseTap, question: str) -> dict[str, list[str]]:
+    """Server note ids, best first, of each retriever for one memory_search call."""
+    from mcp_gateway.tools import call_tool
+
+    tap.calls.clear()
+    reply = call_tool(principal, tool("memory_search"),
+                      {"query": question, "limit": DEPTH, "memory": MEMORY})
+    if len(tap.calls) != 1:
+        sys.exit(f"memory_search called memories.search.fuse {len(tap.calls)} times for one "
+                 "query (expected once, through the module attribute); the bench reads the "
+                 "text-only and vector-only lists there. See the module docstring.")
+    vector, text = tap.calls[0]
+    return {
+        "text": [str(c.fact_id) for c in text[:DEPTH]],
+        "vector": [str(c.fact_id) for c in vector[:DEPTH]],
+        "hybrid": [str(r["id"]) for r in reply["results"]],
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", type=Path, default=DATA)
+    parser.add_argument("--json", type=Path, help="also write the figures here")
+    parser.add_argument("--set", action="append", default=[], metavar="MODULE.NAME=VALUE",
+                        help="override a ranking constant for an experiment, e.g. "
+                             "search.RRF_K=60 (modules under memories/)")
+    parser.add_argument("--show-misses", action="store_true",
+                        help="list the questions hybrid misses at 5")
+    args = parser.parse_args()
+
+    notes, questions = load(args.data)
+    wrong = problems(notes, questions)
+    if wrong:
+        sys.exit("the dataset has problems:\n" + "\n".join(wrong))
+
+    fresh_instance(indexing="manual")
+    cached = use_cached_embedder(queries_too=True)
+    apply_overrides(args.set)
+    from memories import search
+    from memories.indexing import index_pending
+    from memories.services import memory_create
+
+    principal, account = bench_principal()
+    memory_create(account_id=account.pk, name=MEMORY)
+    started = time.perf_counter()
+    set_id_of = save_notes(principal, notes)
+    index_pending()
+    cached.save()
+    check_indexed(len(notes))
+    loaded = time.perf_counter() - started
+
+    tap = FuseTap(search)
+    search.fuse = tap
+    totals: dict[tuple[str, str], list[dict[str, float]]] = defaultdict(list)
+    misses: list[str] = []
+    started = time.perf_counter()
+    for question in questions:
+        for retriever, ids in rankings(principal, tap, question["question"]).items():
+            ranked = [set_id_of.get(i, "") for i in ids]
+            figures = score(ranked, question["evidence"])
+            totals[(retriever, question["kind"])].append(figures)
+            totals[(retriever, "overall")].append(figures)
+            if retriever == "hybrid" and figures["r@5"] < 1:
+                misses.append(f"{question['id']} {question['kind']:<10} "
+                              f"{question['question']!r} -> {ranked[:5]}")
+    cached.save()
+    asked = time.perf_counter() - started
+    figures = report(totals, notes, questions, loaded, asked)
+    if args.show_misses:
+        print("\nhybrid misses at 5 (evidence not all in the top 5):")
+        print("\n".join(misses) or "none")
+    if args.json:
+        args.json.write_text(json.dumps(figures, indent=2))
+
+
+def report(totals, notes, questions, loaded: float, asked: float) -> dict:
+    projects = sorted({n["project"] for n in notes})
+    print(f"\nNote search quality: {len(notes)} notes ({', '.join(projects)}), "
+          f"{len(questions)} questions; saved and indexed in {loaded:.0f}s, "
+          f"asked in {asked:.1f}s\n")
+    print(f"{'kind':<12} {'n':>4}  " + "  ".join(
+        f"{r + ' ' + m:>13}" for m in METRICS for r in RETRIEVERS))
+    figures: dict[str, dict[str, dict[str, float]]] = {}
+    for group in (*KINDS, "overall"):
+        cells = []
+        for metric in METRICS:
+            for retriever in RETRIEVERS:
+                rows = totals[(retriever, group)]
+                value = sum(r[metric] for r in rows) / len(rows) if rows else 0.0
+                figures.setdefault(group, {}).setdefault(retriever, {})[metric] = value
+                cells.append(f"{value:>13.3f}")
+        print(f"{group:<12} {len(totals[('hybrid', group)]):>4}  " + "  ".join(cells))
+    overall = figures["overall"]
+    at5 = {r: overall[r]["r@5"] for r in RETRIEVERS}
+    beats = at5["hybrid"] > at5["text"] and at5["hybrid"] > at5["vector"]
+    print("\noverall recall@5: " + ", ".join(f"{r} {v:.3f}" for r, v in at5.items())
+          + f"; hybrid beats both: {'yes' if beats else 'NO'}")
+    return figures
+
+
+if __name__ == "__main__":
+    main()
