@@ -77,7 +77,8 @@ def test_an_account_that_already_pays_switches_in_the_portal_not_a_second_checko
                      success_url="https://echo.test/a", cancel_url="https://echo.test/b")
     assert refused.value.field == "plan" and "second subscription" in refused.value.message
     assert "Manage billing" in refused.value.fix
-    assert stub.requests == []
+    assert stub.requests_to("POST", "/v1/checkout/sessions") == []
+    assert stub.requests_to("POST", "/v1/customers") == []
 
 
 def test_a_plan_without_a_stripe_price_is_refused_before_stripe_is_asked(stub, alice):
