@@ -31,11 +31,11 @@ def main() -> None:
     parser.add_argument("--episodes", type=int, default=100)
     options = parser.parse_args()
 
-    fresh_instance(indexing="inline")
+    fresh_instance(indexing="manual")  # writes are measured without embedding behind them
     use_cached_embedder(queries_too=True)
     from django.conf import settings
 
-    from memories import selectors
+    from memories import indexing, selectors
     from memories.schemas import QueryMemoryArgs, parse
     from memories.services import memory_create
 
@@ -45,6 +45,7 @@ def main() -> None:
     load_entities(principal, names)
     all_facts = corpus.facts(options.facts + options.episodes * BATCH * 2, names)
     write_batches(principal, all_facts[:options.facts])
+    indexing.index_pending()
     questions = corpus.questions(options.queries, names)
     for question in questions:  # the vectors are cached: the ledger is what differs
         selectors._query_vector(question)

@@ -70,7 +70,9 @@ class LedgerMeter:
         # agents write and recall through the API.
         if not metered() or principal.key_id is None:
             return len(costs)
-        with transaction.atomic():
+        # No savepoint (two round trips on every read): a refusal raised here ends the
+        # caller's transaction, which callers let it do.
+        with transaction.atomic(savepoint=False):
             return _charge(principal, memory, tool, costs, whole=whole)
 
 

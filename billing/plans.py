@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, date, datetime
 
+from django.db.models import Q, Subquery
 from django.utils import timezone
 
 from billing.models import Plan, Subscription
@@ -36,12 +37,23 @@ def default_plan() -> Plan:
 
 
 def effective_plan(account_id: int, *, now: datetime | None = None) -> Plan:
-    """The subscription's plan while Stripe provides it, else the default plan."""
-    subscription = (Subscription.objects.select_related("plan")
-                    .filter(account_id=account_id).first())
-    if subscription is not None and provides_plan(subscription, now=now):
-        return subscription.plan
-    return default_plan()
+    """The subscription's plan while Stripe provides it, else the default plan: one query
+    for both candidates (every metered call asks)."""
+    subscription = Subscription.objects.filter(account_id=account_id)
+    rows = list(Plan.objects.filter(
+        Q(is_default=True) | Q(pk=Subquery(subscription.values("plan_id")))).annotate(
+        subscription_status=Subquery(subscription.values("status")),
+        subscription_grace=Subquery(subscription.values("grace_until")),
+        subscribed_plan_id=Subquery(subscription.values("plan_id"))))
+    default = next((plan for plan in rows if plan.is_default), None)
+    if default is None:
+        default = default_plan()
+    subscribed = next((p for p in rows if p.pk == p.subscribed_plan_id), None)
+    if subscribed is not None and provides_plan(Subscription(
+            plan=subscribed, status=subscribed.subscription_status,
+            grace_until=subscribed.subscription_grace), now=now):
+        return subscribed
+    return default
 
 
 def provides_plan(subscription: Subscription, *, now: datetime | None = None) -> bool:

@@ -52,7 +52,7 @@ def trace_cause(principal: Principal, args: TraceCauseArgs) -> dict[str, Any]:
         "anchors": [{"id": str(e.pk), "name": e.name, "type": e.type, "matched": how}
                     for e, how in anchors],
         "causes": [], "effects": [], "contradictions": [], "truncated": False,
-        "empty_reason": None, "units": 0,
+        "empty_reason": None, "units": 0, "cut_by_allowance": False,
     }
     if not anchors:
         return reply | {

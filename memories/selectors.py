@@ -12,7 +12,7 @@ import numpy as np
 from django.db import connection, transaction
 
 from accounts.principal import Principal
-from echomem.errors import AllowanceExhausted, NotFound, ValidationFailed
+from echomem.errors import NotFound, ValidationFailed
 from memories import metering, search
 from memories.embeddings import get_embedder
 from memories.models import AuditEvent, Fact, Memory
@@ -134,19 +134,11 @@ def query_memory(principal: Principal, args: QueryMemoryArgs) -> dict[str, Any]:
             vector = search.vector_candidates(memory.pk, partition, embedding.result(), pool,
                                               window)
             hits = search.fuse(vector, text, args.top_k, mentioned)
-            found = len(hits)
-            # Paid in the searches' transaction, before anything is read out for the reply;
-            # a refusal is raised once the transaction is over (this block has no savepoint
-            # to roll back to).
-            try:
-                hits = hits[:metering.charge(principal, memory, "query_memory", [1] * found)]
-            except AllowanceExhausted as exhausted:
-                refused, hits = exhausted, []
-            else:
-                refused = None
-            views = fact_views([hit.fact_id for hit in hits])
-        if refused is not None:
-            raise refused
+        found = len(hits)
+        # Paid for before anything is read out for the reply, in a transaction of its own.
+        with transaction.atomic():
+            hits = hits[:metering.charge(principal, memory, "query_memory", [1] * found)]
+        views = fact_views([hit.fact_id for hit in hits])
         facts = [
             {"rank": hit.rank,
              "score": round(hit.cosine, 4) if hit.cosine is not None else None,

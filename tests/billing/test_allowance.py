@@ -161,3 +161,28 @@ def test_audit_log_events_say_what_their_write_was_charged(agent):
     events = agent.call("get_audit_log", {"scope": "shared"})["result"]["events"]
     assert {(e["action"], e["units"]) for e in events} == {("entity.created", 0),
                                                            ("fact.created", 1)}
+
+
+def test_a_digest_is_cut_and_refused_like_a_search(agent, alice):
+    free_units(4)
+    agent.call("write_episode", facts(("a", "b"), ("b", "c"), ("c", "d")))
+    cut = agent.call("query_memory", {"scope": "shared", "digest": True, "top_k": 10})["result"]
+    assert (cut["count"], cut["cut_by_allowance"]) == (1, True)
+    refused = tool_error(agent.call("query_memory", {"scope": "shared", "digest": True}))
+    assert refused["code"] == "allowance_exhausted"
+    assert UsagePeriod.objects.get(account_id=alice.account.pk).units == 4
+
+
+def test_trace_cause_pays_per_distinct_fact_and_never_splits_a_chain(agent):
+    episode = facts(("deploy", "outage"), ("outage", "refunds"))
+    for fact in episode["facts"]:
+        fact["causal_hint"] = "led_to"
+    agent.call("write_episode", episode)
+    ask = {"scope": "shared", "subject": "refunds", "direction": "upstream"}
+    free_units(3)  # 2 used, 1 left: the one chain holds two facts, so nothing fits
+    refused = tool_error(agent.call("trace_cause", ask))
+    assert refused["code"] == "allowance_exhausted"
+    free_units(4)
+    traced = agent.call("trace_cause", ask)["result"]
+    returned = {link["fact_id"] for chain in traced["causes"] for link in chain}
+    assert traced["units"] == len(returned) == 2 and traced["cut_by_allowance"] is False
