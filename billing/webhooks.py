@@ -25,6 +25,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from accounts.models import Account
+from billing import rates
 from billing.models import Plan, StripeEvent, Subscription
 from billing.plans import default_plan
 from billing.stripe_api import client
@@ -94,7 +95,10 @@ def handle(event_id: str) -> StripeEvent:
             event.attempts += 1
             event.last_error = ""
             event.save(update_fields=["outcome", "handled_at", "attempts", "last_error"])
-            return event
+        # A plan may have changed: this process's cached rate limits start again (the
+        # others' expire within billing.rates.PLAN_RATE_TTL_SECONDS).
+        rates.forget()
+        return event
     except Exception as failure:
         error = f"{type(failure).__name__}: {failure}"
         StripeEvent.objects.filter(pk=event_id).update(
