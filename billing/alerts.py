@@ -14,7 +14,10 @@ from accounts.team import email_of
 from echomem.public_url import public_url
 
 logger = logging.getLogger(__name__)
-THRESHOLDS = ((80, "alerted_80_at"), (100, "alerted_100_at"))
+# The same lines draw the dashboard's banner (billing/usage.py).
+WARN_PERCENT = 80
+FULL_PERCENT = 100
+THRESHOLDS = ((WARN_PERCENT, "alerted_80_at"), (FULL_PERCENT, "alerted_100_at"))
 
 
 def on_charge(period_id: int, account_id: int, *, before: int, after: int, allowed: int,

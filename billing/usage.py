@@ -17,32 +17,18 @@ from django.db.models.functions import TruncDate
 from django.utils import timezone
 
 from accounts.models import ApiKey
-from billing.ledger import metered
+from billing.alerts import FULL_PERCENT, WARN_PERCENT
+from billing.ledger import Allowance, metered
 from billing.models import Plan, Subscription, UsagePeriod, UsageRecord
-from billing.plans import default_plan, month_of, next_month, provides_plan, resets_at
+from billing.plans import default_plan, month_of, next_month, provides_plan
 from memories.models import Memory
-
-# The banner's thresholds, the same lines as the emails (billing/alerts.py).
-WARN_PERCENT = 80
-FULL_PERCENT = 100
 
 
 @dataclass(frozen=True)
-class Standing:
-    """The account's plan in force and the units it used this month."""
+class Standing(Allowance):
+    """The account's plan in force, the units it used this month, and its subscription."""
 
-    plan: Plan
-    month: date
-    used: int
     subscription: Subscription | None = None
-
-    @property
-    def allowed(self) -> int:
-        return self.plan.monthly_units
-
-    @property
-    def remaining(self) -> int:
-        return max(0, self.allowed - self.used)
 
     @property
     def percent(self) -> int:
@@ -60,9 +46,6 @@ class Standing:
             return WARN_PERCENT
         return None
 
-    @property
-    def resets_at(self) -> datetime:
-        return resets_at(self.month)
 
 
 def standing(account_id: int, *, now: datetime | None = None) -> Standing:

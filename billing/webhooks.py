@@ -159,13 +159,19 @@ def _subscription_deleted(event: Payload) -> str:
     return f"canceled: plan {row.plan.slug}"
 
 
-def _payment_failed(event: Payload) -> str:
+def _invoice_row(event: Payload) -> Subscription | str:
+    """The account's locked row an invoice event applies to, or why it applies to none."""
     invoice = event["data"]["object"]
     row = _locked_row_of_customer(invoice.get("customer"))
     if row is None:
         return f"ignored: customer {invoice.get('customer')} is no account's"
-    if skip := _stale(row, _created(event)) or _not_current(row, invoice):
-        return skip
+    return _stale(row, _created(event)) or _not_current(row, invoice) or row
+
+
+def _payment_failed(event: Payload) -> str:
+    row = _invoice_row(event)
+    if isinstance(row, str):
+        return row
     row.status = Subscription.Status.PAST_DUE
     # Stripe retries a failed payment several times: the grace runs from the first failure.
     if row.grace_until is None:
@@ -176,12 +182,9 @@ def _payment_failed(event: Payload) -> str:
 
 
 def _invoice_paid(event: Payload) -> str:
-    invoice = event["data"]["object"]
-    row = _locked_row_of_customer(invoice.get("customer"))
-    if row is None:
-        return f"ignored: customer {invoice.get('customer')} is no account's"
-    if skip := _stale(row, _created(event)) or _not_current(row, invoice):
-        return skip
+    row = _invoice_row(event)
+    if isinstance(row, str):
+        return row
     if row.status == Subscription.Status.CANCELED:
         return "ignored: the subscription is canceled; a payment does not revive it"
     row.status = Subscription.Status.ACTIVE
