@@ -361,6 +361,10 @@ class NoteVersion(models.Model):
     """What a note said before a save replaced it (version n of the note, n < note.version)."""
 
     note = models.ForeignKey(Note, on_delete=models.CASCADE, related_name="versions")
+    # The note's memory again: erasing a memory deletes every row that names it
+    # (memories/erasure.py), versions before their notes.
+    memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="+",
+                               db_index=False)
     version = models.PositiveIntegerField()
     title = models.CharField(max_length=NOTE_TITLE_CHARS)
     what = models.TextField()

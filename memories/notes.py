@@ -127,7 +127,7 @@ def _store(principal: Principal, memory, partition: str, note: Note | None,
             written_by_holder_id=principal.holder_id, written_by_tool=principal.tool,
             written_by_key_id=principal.key_id, created_at=now, updated_at=now,
             search_text=search_text)
-    NoteVersion.objects.create(note=note, version=note.version,
+    NoteVersion.objects.create(note=note, memory=memory, version=note.version,
                                **NoteFields.of(note, note.project).content(),
                                written_by_tool=note.written_by_tool, saved_at=note.updated_at,
                                replaced_at=now)

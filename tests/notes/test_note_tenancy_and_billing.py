@@ -115,3 +115,19 @@ def test_note_events_in_the_agents_audit_log_are_charged_like_the_notes(agent, a
     assert [(e["action"], e["units"]) for e in events] == [("note.created", 1),
                                                            ("note.updated", 1)]
     assert log["units"] == 2 and used(alice) == before + 2
+
+
+def test_deleting_a_memory_erases_its_notes_their_history_and_their_audit_text(agent, alice):
+    from memories.erasure import memory_delete
+    from memories.models import NoteVersion
+    from memories.services import memory_create
+
+    memory_create(account_id=alice.account.pk, name="doomed", actor_id=alice.user.pk)
+    ok(agent.call("memory_save", note(memory="doomed", what="Distinctive words xyzzy")))
+    ok(agent.call("memory_save", note(memory="doomed", what="Distinctive words plugh")))
+    assert NoteVersion.objects.count() == 1
+    memory_delete(alice.principal, "doomed", confirm="doomed")
+    assert not Note.objects.exists() and not NoteVersion.objects.exists()
+    texts = [str(e.before) + str(e.after) for e in AuditEvent.objects.filter(
+        account=alice.account, action__startswith="note.")]
+    assert texts and not any("xyzzy" in t or "plugh" in t for t in texts)

@@ -70,3 +70,19 @@ def test_another_accounts_notes_and_memory_are_not_found(client, alice, charlie)
     assert client.get(f"/memories/default/notes/{saved['id']}/").status_code == 404
     assert Note.objects.filter(pk=saved["id"]).exists()
     assert client.get(f"/memories/default/notes/{uuid.uuid4()}/").status_code == 404
+
+
+def test_the_notes_list_costs_the_same_queries_at_30_notes_as_at_3(client, alice):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    client.force_login(alice.user)
+    for n in range(3):
+        save(alice, title=f"Note {n}")
+    with CaptureQueriesContext(connection) as few:
+        assert client.get("/memories/default/notes/").status_code == 200
+    for n in range(3, 30):
+        save(alice, title=f"Note {n}", project=f"p{n % 4}")
+    with CaptureQueriesContext(connection) as many:
+        assert client.get("/memories/default/notes/").status_code == 200
+    assert len(many) == len(few)
