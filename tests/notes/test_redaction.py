@@ -169,3 +169,17 @@ def test_no_secret_reaches_the_logs(agent, custom_pattern, caplog):
     logged = caplog.text
     for entry in SECRETS:
         assert secret_of(entry) not in logged
+
+
+def test_the_admin_refuses_a_bad_pattern_next_to_its_field(client, alice):
+    from accounts.admin import AccountForm
+
+    form = AccountForm(instance=alice.account, data={
+        "name": alice.account.name, "redact_secrets": "on",
+        "redaction_patterns": '["ACME-(["]'})
+    assert not form.is_valid()
+    assert "not a valid regular expression" in form.errors["redaction_patterns"][0]
+    good = AccountForm(instance=alice.account, data={
+        "name": alice.account.name, "redact_secrets": "on",
+        "redaction_patterns": '["ACME-[0-9]{6}"]'})
+    assert good.is_valid(), good.errors
