@@ -44,6 +44,10 @@ class CauseForm(ScopedForm):
 
 
 class NotesForm(ScopedForm):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["scope"].help_text = "Shared notes, or the solo notes of one of your tools."
+
     q = forms.CharField(label="Search notes", required=False, max_length=2000, strip=True,
                         help_text="Words from any field: title, what, why, details, tags, files.")
     project = forms.CharField(label="Project", required=False, max_length=limits.LABEL_CHARS,
