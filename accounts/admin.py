@@ -8,6 +8,7 @@ from accounts.models import Account, ApiKey, Membership
 from accounts.services import api_key_check, api_key_create, api_key_revoke
 from echomem.errors import EchoError
 from memories.models import Memory
+from memories.redaction import check_user_patterns
 
 
 class MembershipInline(admin.TabularInline):
@@ -23,8 +24,23 @@ class MemoryInline(admin.TabularInline):
     readonly_fields = ["created_at"]
 
 
+class AccountForm(forms.ModelForm):
+    class Meta:
+        model = Account
+        fields = ["name", "default_memory", "redact_secrets", "redaction_patterns"]
+        help_texts = {"redaction_patterns": 'Extra secret patterns, a JSON list of regular '
+                                            'expressions, e.g. ["ACME-[0-9]{6}"].'}
+
+    def clean_redaction_patterns(self):
+        try:
+            return check_user_patterns(self.cleaned_data["redaction_patterns"])
+        except EchoError as refused:
+            raise forms.ValidationError(f"{refused.message}; {refused.fix}") from None
+
+
 @admin.register(Account)
 class AccountAdmin(admin.ModelAdmin):
+    form = AccountForm
     list_display = ["name", "created_at"]
     search_fields = ["name"]
     inlines = [MembershipInline, MemoryInline]

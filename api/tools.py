@@ -14,6 +14,7 @@ from rest_framework.response import Response
 from api.parsers import JsonBodyParser
 from api.schema import ERROR_RESPONSES
 from echomem.errors import ValidationFailed
+from echomem.request_context import RequestContext
 from mcp_gateway.tools import TOOLS, Tool, call_tool
 
 
@@ -22,7 +23,8 @@ def tool_view(tool: Tool):
         if not isinstance(request.data, dict):
             raise ValidationFailed("the body must be a JSON object of the tool's arguments",
                                    field="body", fix='send e.g. {"scope": "shared", ...}')
-        return Response(call_tool(request.auth, tool, request.data))
+        return Response(call_tool(request.auth, tool, request.data,
+                                  RequestContext.from_headers(request.headers)))
 
     view.__name__ = view.__qualname__ = tool.name
     view.__doc__ = tool.description

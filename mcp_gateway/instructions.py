@@ -3,8 +3,8 @@
 SERVER_INSTRUCTIONS = """\
 Echo Memory is your persistent memory: a graph of entities and facts that you write \
 and later recall, shared across sessions (scope "shared") or private to this key's \
-holder and tool (scope "solo"). Every tool needs `scope`; use "shared" unless the user \
-wants something kept private.
+holder and tool (scope "solo"). Every graph tool needs `scope`; use "shared" unless the \
+user wants something kept private.
 
 - Before answering from scratch, or asking the user to repeat something, call \
 query_memory with a short natural-language query. Trust facts with a high `score`.
@@ -17,6 +17,10 @@ query_memory: it returns ordered chains of recorded causes, nearest first.
 - When a recalled fact saved the user from re-explaining, call record_recall_save \
 with its fact_id.
 - To see who changed what and when, call get_audit_log.
+- Coding agents also keep notes about a project (decisions, bugs, patterns): call \
+memory_context at the start of a session and memory_search for the topic, \
+memory_details for a note's full text, and memory_save before the session ends for every \
+decision, fix or discovery (scope defaults to "shared" for these).
 - If a write is refused for the monthly unit allowance, or a recall says the allowance \
 cut it short, call get_usage and tell the user; retrying does not help until the month \
 resets or the plan is upgraded.

@@ -8,7 +8,6 @@ among protocol errors, since no tool ran.
 
 from __future__ import annotations
 
-import json
 import logging
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
@@ -16,6 +15,7 @@ from typing import Any
 
 from accounts.principal import Principal
 from echomem.errors import EchoError
+from echomem.request_context import NO_CONTEXT, RequestContext
 from mcp_gateway import versions
 from mcp_gateway.instructions import SERVER_INSTRUCTIONS
 from mcp_gateway.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, Message, RpcError
@@ -37,6 +37,7 @@ def _server_version() -> str:
 class Context:
     principal: Principal
     session: McpSession | None
+    request: RequestContext = NO_CONTEXT
 
 
 def initialize_result(params: dict[str, Any]) -> dict[str, Any]:
@@ -73,11 +74,10 @@ def tools_call(context: Context, params: dict[str, Any]) -> dict[str, Any]:
         raise RpcError(INVALID_PARAMS, "params.arguments must be a JSON object of the tool's "
                        "arguments", data={"field": "params.arguments"})
     try:
-        output = call_tool(context.principal, tool, arguments)
+        output = call_tool(context.principal, tool, arguments, context.request)
     except EchoError as exc:
         return tool_error(exc)
-    text = json.dumps(output, ensure_ascii=False)
-    return {**output, "content": [{"type": "text", "text": text}],
+    return {**output, "content": [{"type": "text", "text": tool.text(output)}],
             "structuredContent": output, "isError": False}
 
 

@@ -95,6 +95,8 @@ class WriteEpisodeResult(_Out):
     scope: str
     units: int
     message: str
+    redacted: int = Field(default=0, description="Secrets replaced by [REDACTED:<kind>] in "
+                                                 "facts and entity names before storing.")
 
 
 class _Read(_Out):
@@ -163,7 +165,8 @@ class AuditEventOut(_Out):
     after: dict[str, Any] | None
     hash: str
     units: int = Field(default=0, description="What the write that recorded this change was "
-                                              "charged for it: 1 for fact.created, else 0.")
+                                              "charged for it: 1 for fact.created, "
+                                              "note.created and note.updated, else 0.")
 
 
 class GetAuditLogResult(_Read):
@@ -186,3 +189,94 @@ class GetUsageResult(_Out):
     upgrade_url: str | None
     units: int
     message: str
+
+
+class MemorySaveResult(_Out):
+    id: str = Field(description="The note's id (the same one when a save updated it).")
+    title: str
+    project: str | None
+    created: bool
+    updated: bool = Field(description="True when a note with this title in this project "
+                                      "existed and changed; its previous text is in history.")
+    version: int
+    warnings: list[str] = Field(description="What would make a decision or bug note useful "
+                                            "later; the note is saved regardless.")
+    redacted: int = Field(description="Secrets replaced by [REDACTED:<kind>] before storing.")
+    memory: str
+    scope: str
+    units: int
+    message: str
+
+
+class NoteSummary(_Out):
+    id: str
+    title: str
+    what: str
+    why: str | None
+    impact: str | None
+    category: str
+    tags: list[str]
+    project: str | None
+    created_at: datetime
+    updated_at: datetime
+    has_details: bool = Field(description="memory_details returns the full details.")
+
+
+class SearchedNote(NoteSummary):
+    rank: int = Field(description="1 is the best match.")
+    score: float | None = Field(description="Cosine similarity to the query; null when only "
+                                            "the words matched.")
+    matched: list[str] = Field(description="Which retrievers found it: vector, text.")
+
+
+class MemorySearchResult(_Read):
+    results: list[SearchedNote]
+    count: int
+    memory: str
+    scope: str
+    project: str | None
+
+
+class ContextNote(_Out):
+    id: str
+    title: str
+    category: str
+    tags: list[str]
+    project: str | None
+    date: str = Field(description="Day of the last save (YYYY-MM-DD, UTC).")
+    updated_at: datetime
+    has_details: bool
+
+
+class MemoryContextResult(_Read):
+    total: int = Field(description="Notes in this scope (and project).")
+    showing: int
+    memories: list[ContextNote] = Field(description="Most recently saved first.")
+    memory: str
+    scope: str
+    project: str | None
+
+
+class NoteVersionOut(_Out):
+    version: int
+    title: str
+    what: str
+    why: str | None
+    impact: str | None
+    category: str
+    tags: list[str]
+    related_files: list[str]
+    details: str | None
+    written_by: Writer
+    saved_at: datetime
+    replaced_at: datetime
+
+
+class MemoryDetailsResult(NoteSummary, _Read):
+    details: str | None
+    related_files: list[str]
+    version: int
+    written_by: Writer
+    history: list[NoteVersionOut] = Field(description="Earlier versions, newest first.")
+    memory: str
+    scope: str

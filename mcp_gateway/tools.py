@@ -19,10 +19,15 @@ from pydantic import BaseModel
 from accounts.principal import Principal
 from billing.tool import GetUsageArgs, get_usage
 from echomem.db import timeouts_refused
+from echomem.request_context import NO_CONTEXT, RequestContext
 from mcp_gateway import outputs
-from memories import causal, selectors, services
+from memories import causal, note_reads, notes, selectors, services
 from memories.schemas import (
     GetAuditLogArgs,
+    MemoryContextArgs,
+    MemoryDetailsArgs,
+    MemorySaveArgs,
+    MemorySearchArgs,
     QueryMemoryArgs,
     RecordRecallSaveArgs,
     TraceCauseArgs,
@@ -46,6 +51,16 @@ class Tool:
     read_only: bool
     idempotent: bool
     destructive: bool = False
+    # Arguments the request may supply when the call omits them (RequestContext, e.g. the
+    # X-Echo-Project header for `project`).
+    context_defaults: tuple[str, ...] = ()
+    # The output member the MCP text block shows, when a client expects that shape there
+    # (memory_search's list); structuredContent always carries the whole object.
+    text_from: str | None = None
+
+    def text(self, output: dict[str, Any]) -> str:
+        shown = output if self.text_from is None else output[self.text_from]
+        return json.dumps(shown, ensure_ascii=False)
 
     def input_schema(self) -> dict[str, Any]:
         return json_schema(self.args, "validation")
@@ -116,8 +131,9 @@ TOOLS: dict[str, Tool] = {tool.name: tool for tool in [
             "List every recorded change in a scope, oldest first: what changed, when, in which "
             "session and by which tool. Use it when the user asks who wrote or changed "
             "something, or what happened since a time (since). Page with next_cursor. Costs "
-            "one unit per fact snapshot returned (fact.created and fact.superseded events), "
-            "as the facts would cost through query_memory; other events are free."),
+            "one unit per fact or note snapshot returned (fact.created, fact.superseded, "
+            "note.created and note.updated events), as they would cost through query_memory "
+            "or memory_search; other events are free."),
         args=GetAuditLogArgs, output=outputs.GetAuditLogResult, run=selectors.get_audit_log,
         read_only=True, idempotent=True,
     ),
@@ -131,13 +147,62 @@ TOOLS: dict[str, Tool] = {tool.name: tool for tool in [
         args=GetUsageArgs, output=outputs.GetUsageResult, run=get_usage,
         read_only=True, idempotent=True,
     ),
+    Tool(
+        name="memory_save", title="Save a note",
+        description=(
+            "Save a note for future sessions. You MUST call this before ending any session in "
+            "which you made changes, fixed a bug, made a decision or learned something not "
+            "obvious from the code: an architectural choice (X over Y, and why), a bug (root "
+            "cause and fix), a gotcha, setup or configuration. Do not save trivial changes, "
+            "what the code already says, or duplicates. Saving the same title in the same "
+            "project updates that note and keeps its earlier text as history. Secrets (keys, "
+            "tokens, passwords) are redacted before anything is stored; mark anything else "
+            "private as <redacted>...</redacted>. warnings says what would make the note "
+            "useful later. Costs one unit per note saved (an identical re-save is free)."),
+        args=MemorySaveArgs, output=outputs.MemorySaveResult, run=notes.memory_save,
+        read_only=False, idempotent=True, context_defaults=("project",),
+    ),
+    Tool(
+        name="memory_search", title="Search notes",
+        description=(
+            "Search saved notes (decisions, bugs, patterns) by meaning and by words, best "
+            "first. You MUST call this at session start before doing any work, and whenever "
+            "the user's request touches a topic that may have prior context. Each result has "
+            "rank, score (cosine similarity; null when only words matched) and has_details "
+            "(memory_details returns them). project filters to one project. Costs one unit "
+            "per note returned."),
+        args=MemorySearchArgs, output=outputs.MemorySearchResult, run=note_reads.memory_search,
+        read_only=True, idempotent=True, context_defaults=("project",), text_from="results",
+    ),
+    Tool(
+        name="memory_context", title="Load project context",
+        description=(
+            "The project's most recently saved notes (titles, categories, tags), newest "
+            "first. You MUST call this at the start of every session to load prior decisions, "
+            "bugs and context before working; then memory_search for specific topics and "
+            "memory_save before the session ends. Costs one unit per note returned."),
+        args=MemoryContextArgs, output=outputs.MemoryContextResult,
+        run=note_reads.memory_context, read_only=True, idempotent=True,
+        context_defaults=("project",),
+    ),
+    Tool(
+        name="memory_details", title="Read a note in full",
+        description=(
+            "One note in full: details, related files and its earlier versions. Pass the id "
+            "from memory_search or memory_context, or a unique prefix of 8 or more "
+            "characters of it. Use it when a result has has_details and the summary is not "
+            "enough. Costs one unit."),
+        args=MemoryDetailsArgs, output=outputs.MemoryDetailsResult,
+        run=note_reads.memory_details, read_only=True, idempotent=True,
+    ),
 ]}
 
 
-def call_tool(principal: Principal, tool: Tool, arguments: dict[str, Any] | None) -> dict:
+def call_tool(principal: Principal, tool: Tool, arguments: dict[str, Any] | None,
+              context: RequestContext = NO_CONTEXT) -> dict:
     """Validate and run (the engine charges units inside its own transactions); the reply
     as plain JSON values. Raises EchoError subclasses."""
-    args = parse(tool.args, arguments)
+    args = parse(tool.args, context.fill(tool.context_defaults, arguments))
     with timeouts_refused():
         output = tool.run(principal, args)
     return json.loads(json.dumps(output, cls=DjangoJSONEncoder))

@@ -30,6 +30,7 @@ from echomem.errors import (
     RateLimited,
 )
 from echomem.request_body import parse_json, read_limited
+from echomem.request_context import RequestContext
 from echomem.text import unstorable
 from mcp_gateway import methods, replies, sessions, versions
 from mcp_gateway.jsonrpc import (
@@ -152,7 +153,8 @@ def _single(request: HttpRequest, principal: Principal, payload, media: str) -> 
     session = _session(request, principal, message.id)
     if not message.is_request:
         return replies.accepted()
-    context = methods.Context(principal=principal, session=session)
+    context = methods.Context(principal=principal, session=session,
+                              request=RequestContext.from_headers(request.headers))
     return replies.reply(_answer(context, message), media)
 
 
@@ -237,7 +239,8 @@ def _batch(request: HttpRequest, principal: Principal, payload: list, media: str
             admission.count(principal, len(payload) - 1)
         except RateLimited as exc:
             raise _transport_fault(exc, 429) from None
-    context = methods.Context(principal=principal, session=session)
+    context = methods.Context(principal=principal, session=session,
+                              request=RequestContext.from_headers(request.headers))
     answers = []
     for raw in payload:
         try:

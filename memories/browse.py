@@ -49,10 +49,11 @@ class ScopeChoice:
         return "shared" if self.partition == SHARED else "solo"
 
 
-def scope_choices(principal: Principal, memory: Memory) -> list[ScopeChoice]:
-    """`shared`, then the solo partition of each of the person's tools that wrote here."""
+def scope_choices(principal: Principal, memory: Memory, written=Episode) -> list[ScopeChoice]:
+    """`shared`, then the solo partition of each of the person's tools that wrote here
+    (rows of `written`: episodes for the graph, notes for notes)."""
     # Episodes, not facts: every fact's partition has its episode, and there are fewer.
-    solo = (Episode.objects.filter(memory_id=memory.pk,
+    solo = (written.objects.filter(memory_id=memory.pk,
                                    partition__startswith=principal.solo_prefix)
             .values_list("partition", flat=True).distinct().order_by("partition"))
     return [ScopeChoice(SHARED, "Shared (whole account)", SHARED)] + [

@@ -11,6 +11,7 @@ by words (its tsvector is a generated column), only not by meaning. Where it run
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import threading
@@ -19,6 +20,7 @@ from django.conf import settings
 from django.db import connection, transaction
 
 from memories.embeddings import get_embedder
+from memories.note_text import note_head
 
 logger = logging.getLogger(__name__)
 BATCH_SIZE = 64
@@ -52,12 +54,17 @@ def index_pending(*, limit: int | None = None, progress=None) -> int:
 
 
 def pending_count() -> int:
-    from memories.models import Fact
+    from memories.models import Fact, Note
 
-    return Fact.objects.filter(embedding__isnull=True).count()
+    return (Fact.objects.filter(embedding__isnull=True).count()
+            + Note.objects.filter(embedding__isnull=True).count())
 
 
 def _index_batch(size: int) -> int:
+    return _index_facts(size) or _index_notes(size)
+
+
+def _index_facts(size: int) -> int:
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(
             "SELECT f.id, f.search_text, f.episode_id, f.position FROM memories_fact f "
@@ -69,13 +76,38 @@ def _index_batch(size: int) -> int:
             return 0
         vectors = get_embedder().embed(_texts_with_context(cursor, rows))
         ids = [row[0] for row in rows]
-        cursor.execute(
-            "UPDATE memories_fact f SET embedding = v.embedding::halfvec "
-            "FROM unnest(%s::uuid[], %s::text[]) AS v(id, embedding) WHERE f.id = v.id",
-            [ids, [_literal(vector) for vector in vectors]],
-        )
+        store_embeddings(cursor, "memories_fact", ids, vectors)
         count_terms(cursor, ids)
     return len(rows)
+
+
+def _index_notes(size: int) -> int:
+    """Embed notes saved or updated since (a save clears a note's embedding); their word
+    statistics are counted at search time (memories/search.py NOTES)."""
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT id, title, category, what, why, impact, tags FROM memories_note "
+            "WHERE embedding IS NULL ORDER BY updated_at LIMIT %s FOR UPDATE SKIP LOCKED",
+            [size],
+        )
+        rows = cursor.fetchall()
+        if not rows:
+            return 0
+        vectors = get_embedder().embed([
+            note_head(title=title, category=category, what=what, why=why, impact=impact,
+                      tags=tags if isinstance(tags, list) else json.loads(tags))
+            for _, title, category, what, why, impact, tags in rows])
+        store_embeddings(cursor, "memories_note", [row[0] for row in rows], vectors)
+    return len(rows)
+
+
+def store_embeddings(cursor, table: str, ids: list, vectors) -> None:
+    """One UPDATE for a batch; `table` is one of ours, never input."""
+    cursor.execute(
+        f"UPDATE {table} f SET embedding = v.embedding::halfvec "
+        "FROM unnest(%s::uuid[], %s::text[]) AS v(id, embedding) WHERE f.id = v.id",
+        [ids, [_literal(vector) for vector in vectors]],
+    )
 
 
 def count_terms(cursor, ids: list) -> None:

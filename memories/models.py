@@ -287,3 +287,98 @@ class RecallSave(models.Model):
     note = models.TextField()
     session_id = models.CharField(max_length=limits.LABEL_CHARS, blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
+
+
+NOTE_TITLE_CHARS = limits.NOTE_TITLE_CHARS
+
+
+class Note(models.Model):
+    """A coding agent's structured note (a decision, a bug, a pattern) in one partition.
+
+    One row per (memory, partition, project, title): saving that title again updates the
+    row in place and keeps what it replaced as a NoteVersion, so the id an agent was
+    handed stays valid and `memory_details` always finds the current text.
+    """
+
+    class Category(models.TextChoices):
+        DECISION = "decision"
+        BUG = "bug"
+        PATTERN = "pattern"
+        LEARNING = "learning"
+        CONTEXT = "context"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="notes")
+    partition = models.CharField(max_length=200)
+    project = models.CharField(max_length=limits.LABEL_CHARS, blank=True, default="")
+    title = models.CharField(max_length=NOTE_TITLE_CHARS)
+    what = models.TextField()
+    why = models.TextField(blank=True, default="")
+    impact = models.TextField(blank=True, default="")
+    tags = models.JSONField(default=list)
+    category = models.CharField(max_length=16, choices=Category.choices,
+                                default=Category.CONTEXT)
+    related_files = models.JSONField(default=list)
+    details = models.TextField(blank=True, default="")
+    version = models.PositiveIntegerField(default=1)
+    written_by_holder = models.ForeignKey(settings.AUTH_USER_MODEL, null=True,
+                                          on_delete=models.SET_NULL, related_name="+",
+                                          db_index=False)
+    written_by_tool = models.CharField(max_length=64)
+    written_by_key = models.ForeignKey("accounts.ApiKey", null=True, on_delete=models.SET_NULL,
+                                       related_name="+", db_index=False)
+    created_at = models.DateTimeField()
+    updated_at = models.DateTimeField()
+    # Every field's words (details and files included), for full text; the indexer embeds
+    # the shorter head of it (memories/note_text.py).
+    search_text = models.TextField()
+    embedding = HalfVectorField(dimensions=EMBEDDING_DIMENSIONS, null=True)
+    search_vector = models.GeneratedField(
+        expression=SearchVector("search_text", config=TEXT_SEARCH_CONFIG),
+        output_field=SearchVectorField(), db_persist=True,
+    )
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["memory", "partition", "project", "title"],
+                                    name="note_title_per_project"),
+        ]
+        indexes = [
+            models.Index(fields=["memory", "partition", "project", "-updated_at"],
+                         name="note_recent"),
+            models.Index(fields=["updated_at"], condition=Q(embedding__isnull=True),
+                         name="note_index_queue"),
+            GinIndex(fields=["search_vector"], name="note_search_vector"),
+            HnswIndex(name="note_embedding", fields=["embedding"],
+                      opclasses=["halfvec_cosine_ops"], m=16, ef_construction=64),
+        ]
+
+    def __str__(self) -> str:
+        return self.title
+
+
+class NoteVersion(models.Model):
+    """What a note said before a save replaced it (version n of the note, n < note.version)."""
+
+    note = models.ForeignKey(Note, on_delete=models.CASCADE, related_name="versions")
+    # The note's memory again: erasing a memory deletes every row that names it
+    # (memories/erasure.py), versions before their notes.
+    memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="+",
+                               db_index=False)
+    version = models.PositiveIntegerField()
+    title = models.CharField(max_length=NOTE_TITLE_CHARS)
+    what = models.TextField()
+    why = models.TextField(blank=True, default="")
+    impact = models.TextField(blank=True, default="")
+    tags = models.JSONField(default=list)
+    category = models.CharField(max_length=16, choices=Note.Category.choices)
+    related_files = models.JSONField(default=list)
+    details = models.TextField(blank=True, default="")
+    written_by_tool = models.CharField(max_length=64)
+    saved_at = models.DateTimeField()
+    replaced_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["note", "version"], name="note_version_once"),
+        ]

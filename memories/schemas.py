@@ -404,3 +404,82 @@ def _describe(error: dict[str, Any]) -> str:
     if (isinstance(given, str) and len(given) <= 60) or isinstance(given, int | float | bool):
         shown = f" (got {given!r})"
     return f"{where}: {error['msg']}{shown}"
+
+
+# Note tools (EchoVault's memory_* family): scope defaults to shared, and `project` may
+# come from the request's X-Echo-Project header (mcp_gateway/tools.py fills it in).
+NoteScope = Annotated[
+    Literal["shared", "solo"],
+    Field(default="shared", description="`shared` (the default): everyone on the account "
+                                        "reads it. `solo`: private to this key's holder and "
+                                        "tool."),
+]
+NoteCategory = Literal["decision", "bug", "pattern", "learning", "context"]
+MAX_NOTE_TEXT_CHARS = 20_000
+MAX_NOTE_LIST_ITEMS = 50
+NoteText = Annotated[str, Field(max_length=MAX_NOTE_TEXT_CHARS)]
+ListItem = Annotated[str, Field(min_length=1, max_length=limits.LABEL_CHARS)]
+
+
+class _NoteArgs(_Args):
+    scope: NoteScope
+    memory: MemoryName
+    project: str | None = Field(
+        default=None, max_length=limits.LABEL_CHARS,
+        description="Project name. Omit to use the X-Echo-Project header your setup sends "
+                    "(`memory setup --project`); with neither, notes of every project.")
+    file_path: str | None = Field(
+        default=None, max_length=4096,
+        description="Accepted for EchoVault compatibility and ignored: notes live on the "
+                    "server, not in a vault file.")
+
+
+class MemorySaveArgs(_NoteArgs):
+    """Save a note (a decision, a bug fix, a pattern) for future sessions."""
+
+    title: str = _text(limits.NOTE_TITLE_CHARS, "Short title, at most 60 characters. Saving "
+                       "the same title in the same project again updates that note (its "
+                       "earlier text is kept as history).")
+    what: NoteText = Field(min_length=1, description="1-2 sentences: the essence a future "
+                                                     "agent needs.")
+    why: NoteText | None = Field(default=None, description="Reasoning behind the decision, "
+                                                           "or the root cause of the bug.")
+    impact: NoteText | None = Field(default=None, description="What changed as a result.")
+    tags: list[ListItem] = Field(default_factory=list, max_length=MAX_NOTE_LIST_ITEMS,
+                                 description='Relevant tags, e.g. ["auth", "jwt"].')
+    category: NoteCategory = Field(
+        default="context", description="decision: chose X over Y; bug: fixed a problem; "
+                                       "pattern: reusable gotcha; learning: non-obvious "
+                                       "discovery; context: project setup or architecture.")
+    related_files: list[ListItem] = Field(default_factory=list,
+                                          max_length=MAX_NOTE_LIST_ITEMS,
+                                          description="File paths involved.")
+    details: NoteText | None = Field(
+        default=None, description="Full context for a future agent with none: context, "
+                                  "options considered, decision, tradeoffs, follow-up.")
+    project: str | None = Field(
+        default=None, max_length=limits.LABEL_CHARS,
+        description="Project name. Omit to use the X-Echo-Project header your setup sends; "
+                    "with neither, the note belongs to no project.")
+
+
+class MemorySearchArgs(_NoteArgs):
+    """Search notes by meaning and by words, best first."""
+
+    query: str = Field(min_length=1, max_length=2000, description="Search terms or a "
+                                                                  "question.")
+    limit: int = Field(default=5, ge=1, le=50, description="Most results, 1 to 50.")
+
+
+class MemoryContextArgs(_NoteArgs):
+    """The project's most recent notes, to load at the start of a session."""
+
+    limit: int = Field(default=10, ge=1, le=100, description="Most notes, 1 to 100.")
+
+
+class MemoryDetailsArgs(_NoteArgs):
+    """One note in full, with its earlier versions."""
+
+    id: str = Field(min_length=8, max_length=36,
+                    description="A note id from memory_search or memory_context, or a unique "
+                                "prefix of it (8 characters or more).")

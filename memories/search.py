@@ -69,6 +69,56 @@ class Window:
         return f"{alias}.superseded_at IS NULL", []
 
 
+@dataclass(frozen=True)
+class Corpus:
+    """What a search reads: a table with memory_id, partition, embedding, search_vector and
+    created_at, the endpoint columns it hands to fusion, and where its word statistics are.
+
+    Facts keep BM25 statistics incrementally (TermStat, CorpusStat: the indexer adds each
+    fact once, and a fact's text never changes). Notes are rewritten in place by a save, so
+    incremental counts would drift; their statistics are counted when searched, which a
+    partition's notes (hundreds, not millions) make cheap.
+    """
+
+    table: str
+    ends: str
+    stats: str
+
+
+FACTS = Corpus(
+    table="memories_fact", ends="f.source_id, f.target_id",
+    stats=("SELECT q.lexeme, coalesce(t.df, 0), c.documents, c.tokens FROM "
+           f"unnest(tsvector_to_array(to_tsvector('{TEXT_SEARCH_CONFIG}', %(query)s))) "
+           "AS q(lexeme) "
+           "LEFT JOIN LATERAL (SELECT df FROM memories_termstat WHERE memory_id = %(memory)s "
+           "AND partition = %(partition)s AND term = q.lexeme LIMIT 1) t ON true "
+           "LEFT JOIN memories_corpusstat c ON c.memory_id = %(memory)s "
+           "AND c.partition = %(partition)s"),
+)
+NOTES = Corpus(
+    table="memories_note", ends="NULL::uuid AS source_id, NULL::uuid AS target_id",
+    stats=("SELECT q.lexeme, (SELECT count(*) FROM memories_note n WHERE n.memory_id = "
+           "%(memory)s AND n.partition = %(partition)s AND n.search_vector @@ "
+           "quote_literal(q.lexeme)::tsquery), c.documents, c.tokens FROM "
+           f"unnest(tsvector_to_array(to_tsvector('{TEXT_SEARCH_CONFIG}', %(query)s))) "
+           "AS q(lexeme), (SELECT count(*) AS documents, sum(length(search_vector)) AS tokens "
+           "FROM memories_note WHERE memory_id = %(memory)s AND partition = %(partition)s) c"),
+)
+
+
+@dataclass(frozen=True)
+class NoteFilter:
+    """Which notes a search sees: all of the partition's, or one project's. (Notes keep
+    their history in NoteVersion, so every row is current.)"""
+
+    project: str | None = None
+
+    def sql(self, alias: str = "f") -> tuple[str, list[object]]:
+        if self.project is None:
+            return "TRUE", []
+        return f"{alias}.project = %s", [self.project]
+
+
 class Candidate(NamedTuple):
     fact_id: uuid.UUID
     score: float
@@ -87,7 +137,8 @@ class Hit:
 
 
 def vector_candidates(
-    memory_id: int, partition: str, query_vector: np.ndarray, limit: int, window: Window
+    memory_id: int, partition: str, query_vector: np.ndarray, limit: int, window: Window,
+    corpus: Corpus = FACTS,
 ) -> list[Candidate]:
     where, params = window.sql()
     literal = "[" + ",".join(f"{x:.7g}" for x in query_vector.tolist()) + "]"
@@ -99,8 +150,8 @@ def vector_candidates(
                        "SET LOCAL cpu_operator_cost TO DEFAULT")
         cursor.execute(
             "WITH near AS MATERIALIZED (SELECT f.id, f.embedding <=> %s::halfvec AS distance, "
-            "f.source_id, f.target_id "
-            "FROM memories_fact f WHERE f.memory_id = %s AND f.partition = %s "
+            f"{corpus.ends} "
+            f"FROM {corpus.table} f WHERE f.memory_id = %s AND f.partition = %s "
             f"AND f.embedding IS NOT NULL AND {where} ORDER BY distance LIMIT %s) "
             "SELECT id, 1 - distance, source_id, target_id FROM near ORDER BY distance",
             [literal, memory_id, partition, *params, limit],
@@ -109,19 +160,14 @@ def vector_candidates(
 
 
 def text_candidates(
-    memory_id: int, partition: str, query: str, limit: int, window: Window
+    memory_id: int, partition: str, query: str, limit: int, window: Window,
+    corpus: Corpus = FACTS,
 ) -> list[Candidate]:
     with transaction.atomic(savepoint=False), connection.cursor() as cursor:
         # One unique-index probe per word (LATERAL ... LIMIT 1), whatever the statistics
         # say: a fresh box that has not been analyzed yet hash-joined the whole table.
-        cursor.execute(
-            "SELECT q.lexeme, coalesce(t.df, 0), c.documents, c.tokens FROM "
-            f"unnest(tsvector_to_array(to_tsvector('{TEXT_SEARCH_CONFIG}', %s))) AS q(lexeme) "
-            "LEFT JOIN LATERAL (SELECT df FROM memories_termstat WHERE memory_id = %s "
-            "AND partition = %s AND term = q.lexeme LIMIT 1) t ON true "
-            "LEFT JOIN memories_corpusstat c ON c.memory_id = %s AND c.partition = %s",
-            [query, memory_id, partition, memory_id, partition],
-        )
+        cursor.execute(corpus.stats, {"query": query, "memory": memory_id,
+                                      "partition": partition})
         rows = cursor.fetchall()
         if not rows:
             return []
@@ -143,8 +189,8 @@ def text_candidates(
         cursor.execute("SET LOCAL cpu_operator_cost = 0.05")
         statement = (
             "WITH candidates AS MATERIALIZED (SELECT f.id, f.search_vector, f.created_at, "
-            "f.source_id, f.target_id "
-            "FROM memories_fact f WHERE f.memory_id = %s AND f.partition = %s "
+            f"{corpus.ends} "
+            f"FROM {corpus.table} f WHERE f.memory_id = %s AND f.partition = %s "
             f"AND f.search_vector @@ %s::tsquery AND {where} LIMIT %s) "
             # float8 throughout: psycopg sends Python floats as numeric, whose arithmetic
             # cost more than the matching itself.

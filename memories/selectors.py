@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import base64
 import binascii
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from functools import lru_cache
 from typing import Any
 
@@ -60,6 +60,11 @@ def _query_vector(text: str) -> np.ndarray:
     return get_embedder().embed([text])[0]
 
 
+def embed_query(text: str) -> Future[np.ndarray]:
+    """The query's vector, computed in the background while the caller queries Postgres."""
+    return _EMBEDDING_POOL.submit(_query_vector, text)
+
+
 # What fact_view reads; vectors (384 floats parsed per row) are never loaded for display.
 FACT_VIEW_FIELDS = (
     "id", "fact", "relation_type", "confidence", "causal_hint", "session_id", "project",
@@ -111,7 +116,7 @@ def query_memory(principal: Principal, args: QueryMemoryArgs) -> dict[str, Any]:
     # The query's embedding (its model run releases the GIL) is computed while Postgres
     # resolves the memory and runs the word and entity searches; the vector search waits
     # for it.
-    embedding = None if args.digest else _EMBEDDING_POOL.submit(_query_vector, args.query)
+    embedding = None if args.digest else embed_query(args.query)
     memory = memory_for(principal, args.memory)
     partition = partition_for(principal, args.scope)
     window = search.Window(include_superseded=args.include_superseded, as_of=args.as_of)
@@ -185,22 +190,26 @@ def get_audit_log(principal: Principal, args: GetAuditLogArgs) -> dict[str, Any]
     if cut:
         reply["message"] = (
             f"Returned {len(page)} event(s): the account's monthly unit allowance ran out (each "
-            "fact snapshot in the log costs one unit, as the fact would through query_memory). "
+            "fact or note snapshot in the log costs one unit, as it would through query_memory "
+            "or memory_search). "
             "next_cursor continues from here once units are available; get_usage tells when.")
     return reply
 
 
-FACT_SNAPSHOT_ACTIONS = frozenset({"fact.created", "fact.superseded"})
-# What the write that recorded an event was charged for it: one unit per fact created.
-WRITE_UNITS = {"fact.created": 1}
+# The events that carry a fact's or a note's text, and on which side: what the log would
+# otherwise hand out for free.
+SNAPSHOT_SIDE = {"fact.created": "after", "fact.superseded": "before",
+                 "note.created": "after", "note.updated": "after"}
+# What the write that recorded an event was charged for it: one unit per fact created,
+# one per note saved.
+WRITE_UNITS = {"fact.created": 1, "note.created": 1, "note.updated": 1}
 
 
 def _snapshots(event: AuditEvent) -> int:
-    """Fact snapshots an event carries: created facts (after) and superseded ones (before);
-    an erased event carries none."""
-    if event.action not in FACT_SNAPSHOT_ACTIONS:
-        return 0
-    return int(bool(event.after if event.action == "fact.created" else event.before))
+    """Fact or note snapshots an event carries (a note update's before is the same note, so
+    one); an erased event carries none."""
+    side = SNAPSHOT_SIDE.get(event.action)
+    return int(bool(getattr(event, side))) if side else 0
 
 
 def _encode_cursor(seq: int) -> str:

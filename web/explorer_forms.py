@@ -41,3 +41,14 @@ class CauseForm(ScopedForm):
     max_hops = forms.IntegerField(label="Longest chain", min_value=1, max_value=6, initial=3,
                                   required=False, help_text="Links per chain, 1 to 6 (3 if empty).",
                                   widget=forms.NumberInput(attrs={"placeholder": "3"}))
+
+
+class NotesForm(ScopedForm):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["scope"].help_text = "Shared notes, or the solo notes of one of your tools."
+
+    q = forms.CharField(label="Search notes", required=False, max_length=2000, strip=True,
+                        help_text="Words from any field: title, what, why, details, tags, files.")
+    project = forms.CharField(label="Project", required=False, max_length=limits.LABEL_CHARS,
+                              strip=True)

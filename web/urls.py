@@ -2,7 +2,16 @@ from django.contrib.auth import views as auth_views
 from django.urls import path
 from django.views.generic import RedirectView
 
-from web import audit_log, billing, explorer, password_reset, team, verification, views
+from web import (
+    audit_log,
+    billing,
+    explorer,
+    explorer_notes,
+    password_reset,
+    team,
+    verification,
+    views,
+)
 from web.forms import SignInForm
 from web.limits import by_ip, by_posted, by_user, limited
 
@@ -35,6 +44,9 @@ urlpatterns = [
     path("memories/<str:name>/episodes/<uuid:episode_id>/", explorer.episode_page,
          name="explorer_episode"),
     path("memories/<str:name>/cause/", explorer.cause_page, name="explorer_cause"),
+    path("memories/<str:name>/notes/", explorer_notes.notes_list, name="explorer_notes"),
+    path("memories/<str:name>/notes/<uuid:note_id>/", explorer_notes.note_detail_page,
+         name="explorer_note"),
     path("audit/", audit_log.audit_log, name="audit_log"),
     path("audit/export.csv", audit_log.audit_export_csv, name="audit_export_csv"),
     path("audit/export.jsonl", audit_log.audit_export_jsonl, name="audit_export_jsonl"),

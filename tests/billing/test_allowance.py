@@ -104,7 +104,7 @@ def test_audit_log_fact_snapshots_are_charged_like_returned_facts(agent):
     assert cut["cut_by_allowance"] is True and cut["units"] == 1
     assert [e["action"] for e in cut["events"]].count("fact.created") == 1
     assert cut["next_cursor"] is not None
-    assert "fact snapshot" in cut["message"]
+    assert "fact or note snapshot" in cut["message"]
 
 
 def test_get_usage_tells_the_agent_its_allowance(agent):

@@ -95,8 +95,12 @@ def assert_tool_output(output: Any, output_schema: dict[str, Any], reply: Reply)
                              f"{list(error.absolute_path)}): {reply.describe()}")
 
 
-def assert_mcp_tool_success(result: dict[str, Any], reply: Reply) -> dict[str, Any]:
-    """The output three times: structuredContent, one text block, and top-level fields."""
+def assert_mcp_tool_success(result: dict[str, Any], reply: Reply,
+                            text_from: str | None = None) -> dict[str, Any]:
+    """The output three times: structuredContent, one text block, and top-level fields.
+
+    A tool that declares `text_from` (memory_search) shows that member alone in its text
+    block, the shape its clients read there."""
     output = result.get("structuredContent")
     assert isinstance(output, dict), reply.describe()
     assert result.get("isError") is False, reply.describe()
@@ -104,8 +108,9 @@ def assert_mcp_tool_success(result: dict[str, Any], reply: Reply) -> dict[str, A
                                                          "isError", "_meta")}
     assert top == output, f"top-level fields differ from structuredContent: {reply.describe()}"
     text = result["content"][0]["text"]
-    assert json.loads(text) == output, f"text block differs from structuredContent: " \
-                                       f"{reply.describe()}"
+    shown = output if text_from is None else output[text_from]
+    assert json.loads(text) == shown, f"text block differs from structuredContent: " \
+                                      f"{reply.describe()}"
     return output
 
 

@@ -19,7 +19,8 @@ from memories.audit import EVENT_COLUMNS, GENESIS, verify_events
 from memories.models import AuditEvent
 
 TABLES = {"facts": "memories_fact", "entities": "memories_entity",
-          "episodes": "memories_episode", "recall_saves": "memories_recallsave"}
+          "episodes": "memories_episode", "recall_saves": "memories_recallsave",
+          "notes": "memories_note"}
 KINDS = [*TABLES, "audit_events"]
 COUNTS = "SELECT a.id, {} FROM accounts_account a WHERE a.id = ANY(%s)".format(", ".join(
     [f"(SELECT count(*) FROM {table} x JOIN memories_memory m ON m.id = x.memory_id "
@@ -43,11 +44,19 @@ def _record_recall_save(output: dict[str, Any]) -> Counter:
     return Counter(recall_saves=1, audit_events=1) if output.get("recorded") else Counter()
 
 
+def _memory_save(output: dict[str, Any]) -> Counter:
+    """A new note, or an update (same row, one more version); an identical save adds none."""
+    if output.get("created"):
+        return Counter(notes=1, audit_events=1)
+    return Counter(audit_events=1) if output.get("updated") else Counter()
+
+
 # What a successful reply of each writing tool adds. A new tool that writes must be
 # declared here: the ledger refuses to guess, so the suite fails until someone does.
 WRITES: dict[str, Callable[[dict[str, Any]], Counter]] = {
     "write_episode": _write_episode,
     "record_recall_save": _record_recall_save,
+    "memory_save": _memory_save,
 }
 
 

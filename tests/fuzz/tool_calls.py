@@ -49,7 +49,7 @@ def call_tool(fuzz: FuzzServer, client: Mcp | Rest, tool: Tool, arguments: Any,
     fuzz.observe(reply)
     with fuzz.judging(f"{tool.name} with {shown(arguments)}"):
         if isinstance(client, Mcp):
-            outcome = _mcp_outcome(reply, message_id, arguments)
+            outcome = _mcp_outcome(reply, message_id, arguments, tool)
         else:
             outcome = _rest_outcome(reply)
         _account(fuzz, tool, arguments, outcome)
@@ -79,7 +79,7 @@ def _account(fuzz: FuzzServer, tool: Tool, arguments: Any, outcome: Outcome) -> 
     return outcome
 
 
-def _mcp_outcome(reply: Reply, message_id: int, arguments: Any) -> Outcome:
+def _mcp_outcome(reply: Reply, message_id: int, arguments: Any, tool: Tool) -> Outcome:
     assert_no_fault(reply)
     body = reply.body
     if reply.status != 200:
@@ -104,7 +104,8 @@ def _mcp_outcome(reply: Reply, message_id: int, arguments: Any) -> Outcome:
     assert isinstance(result, dict) and isinstance(result.get("isError"), bool), reply.describe()
     if result["isError"]:
         return Outcome(reply, False, field=assert_tool_error(result, reply)["field"])
-    return Outcome(reply, True, output=assert_mcp_tool_success(result, reply))
+    return Outcome(reply, True, output=assert_mcp_tool_success(result, reply,
+                                                                text_from=tool.text_from))
 
 
 def _rest_outcome(reply: Reply) -> Outcome:

@@ -13,7 +13,10 @@ from mcp_gateway.tools import RESERVED_RESULT_NAMES, TOOLS
 from memories.services import memory_create
 
 NAMES = ["write_episode", "query_memory", "trace_cause", "record_recall_save", "get_audit_log",
-         "get_usage"]
+         "get_usage", "memory_save", "memory_search", "memory_context", "memory_details"]
+# The note tools default scope to shared (EchoVault's agents never name one).
+SCOPE_OPTIONAL = {"get_usage", "memory_save", "memory_search", "memory_context",
+                  "memory_details"}
 
 
 def episode(**extra):
@@ -40,7 +43,7 @@ def test_tools_list_declares_every_tool_with_schemas_and_annotations(mcp_for, al
         jsonschema.Draft202012Validator.check_schema(tool["outputSchema"])
         assert tool["inputSchema"]["type"] == tool["outputSchema"]["type"] == "object"
         assert "$ref" not in json.dumps(tool["inputSchema"]) + json.dumps(tool["outputSchema"])
-        if tool["name"] != "get_usage":  # the key's account, not a graph
+        if tool["name"] not in SCOPE_OPTIONAL:
             assert "scope" in tool["inputSchema"]["required"]
         assert not RESERVED_RESULT_NAMES & set(tool["outputSchema"]["properties"])
         annotations = tool["annotations"]

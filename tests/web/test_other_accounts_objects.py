@@ -15,7 +15,7 @@ from django.utils.http import urlsafe_base64_encode
 
 from accounts.models import Invitation, Membership
 from accounts.team import token_hash
-from memories.models import Entity, Episode, Memory
+from memories.models import Entity, Episode, Memory, Note
 
 
 def _web_patterns(patterns=None, prefix: str = "") -> list[tuple[str, URLPattern]]:
@@ -42,6 +42,15 @@ def _their_entity(outsider) -> Entity:
                                  episode=episode)
 
 
+def _their_note(outsider) -> Note:
+    now = timezone.now()
+    return Note.objects.create(memory=Memory.objects.get(account=outsider.account,
+                                                         name="default"),
+                               partition="shared", title="Theirs", what="Their note",
+                               written_by_tool=outsider.key.tool, created_at=now,
+                               updated_at=now, search_text="Theirs")
+
+
 def _their_invitation(outsider, token: str = "their-link-token") -> Invitation:
     return Invitation.objects.create(
         account=outsider.account, email="someone@example.com", token_hash=token_hash(token),
@@ -61,6 +70,7 @@ OTHER_ACCOUNTS = {
                                                    name="only-theirs").name,
     "entity_id": lambda outsider: _their_entity(outsider).pk,
     "episode_id": lambda outsider: _their_episode(outsider).pk,
+    "note_id": lambda outsider: _their_note(outsider).pk,
     # Links mailed to another person: their user id, with a token this person cannot know.
     "uidb64": lambda outsider: urlsafe_base64_encode(force_bytes(outsider.user.pk)),
 }

@@ -18,7 +18,7 @@ from django.utils.http import urlsafe_base64_encode
 
 from accounts.models import Invitation, Membership
 from accounts.team import token_hash
-from memories.models import Entity, Episode
+from memories.models import Entity, Episode, Note
 from web import verification
 
 
@@ -69,6 +69,12 @@ def _own(route: str, param: str, actor) -> str:
         return str(Entity.objects.create(memory_id=episode.memory_id, partition="shared",
                                          name="Ada", normalized_name="ada", type="person",
                                          episode=episode).pk)
+    if param == "note_id":
+        now = timezone.now()
+        return str(Note.objects.create(memory=actor.account.default_memory, partition="shared",
+                                       title="A note", what="What it says",
+                                       written_by_tool=actor.key.tool, created_at=now,
+                                       updated_at=now, search_text="A note").pk)
     raise AssertionError(f"say how to make a real {param} for {route}")
 
 

@@ -1,0 +1,155 @@
+"""Reading notes back: hybrid search, a project's recent context, one note in full.
+
+Each is paid inside its own transaction, one unit per note returned, cut to the units
+left (and refused when none are), like query_memory.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from typing import Any
+
+from django.db import transaction
+
+from accounts.principal import Principal
+from echomem.errors import AllowanceExhausted, NotFound, ValidationFailed
+from memories import metering, search
+from memories.models import Memory, Note
+from memories.schemas import MemoryContextArgs, MemoryDetailsArgs, MemorySearchArgs
+from memories.scopes import partition_for
+from memories.selectors import CANDIDATES_PER_RETRIEVER, embed_query, memory_for
+
+CONTEXT_MESSAGE = (
+    "Use memory_search for specific topics and memory_details for a note's full details. "
+    "IMPORTANT: you MUST call memory_save before this session ends if you make any changes, "
+    "decisions or discoveries.")
+NOTE_RULE = "one unit per note returned"
+# Columns the summaries read; details and vectors stay in the database.
+SUMMARY_FIELDS = ("id", "title", "what", "why", "impact", "category", "tags", "project",
+                  "created_at", "updated_at", "details")
+
+
+def note_summary(note: Note) -> dict[str, Any]:
+    """A note as search lists it (EchoVault's memory_search item)."""
+    return {
+        "id": str(note.pk), "title": note.title, "what": note.what, "why": note.why or None,
+        "impact": note.impact or None, "category": note.category, "tags": note.tags,
+        "project": note.project or None, "created_at": note.created_at,
+        "updated_at": note.updated_at, "has_details": bool(note.details),
+    }
+
+
+def memory_search(principal: Principal, args: MemorySearchArgs) -> dict[str, Any]:
+    embedding = embed_query(args.query)
+    memory = memory_for(principal, args.memory)
+    partition = partition_for(principal, args.scope)
+    window = search.NoteFilter(args.project or None)
+    pool = max(CANDIDATES_PER_RETRIEVER, args.limit * 2)
+    with transaction.atomic(savepoint=False):
+        text = search.text_candidates(memory.pk, partition, args.query, pool, window,
+                                      corpus=search.NOTES)
+        vector = search.vector_candidates(memory.pk, partition, embedding.result(), pool,
+                                          window, corpus=search.NOTES)
+        hits = search.fuse(vector, text, args.limit)
+        found = len(hits)
+        try:
+            hits = hits[:metering.charge(principal, memory, "memory_search", [1] * found)]
+        except AllowanceExhausted as exhausted:
+            refused, hits = exhausted, []
+        else:
+            refused = None
+        notes = Note.objects.only(*SUMMARY_FIELDS).in_bulk([hit.fact_id for hit in hits])
+    if refused is not None:
+        raise refused
+    results = [
+        note_summary(notes[hit.fact_id]) | {
+            "rank": hit.rank, "matched": hit.matched,
+            "score": round(hit.cosine, 4) if hit.cosine is not None else None}
+        for hit in hits
+    ]
+    return _read_reply(memory, args, {"results": results, "count": len(results)},
+                       len(results), found)
+
+
+def memory_context(principal: Principal, args: MemoryContextArgs) -> dict[str, Any]:
+    memory = memory_for(principal, args.memory)
+    partition = partition_for(principal, args.scope)
+    notes = Note.objects.filter(memory=memory, partition=partition)
+    if args.project:
+        notes = notes.filter(project=args.project)
+    with transaction.atomic():
+        total = notes.count()
+        rows = list(notes.only(*SUMMARY_FIELDS).order_by("-updated_at")[:args.limit])
+        rows = rows[:metering.charge(principal, memory, "memory_context", [1] * len(rows))]
+    memories = [{"id": str(n.pk), "title": n.title, "category": n.category, "tags": n.tags,
+                 "project": n.project or None, "date": n.updated_at.date().isoformat(),
+                 "updated_at": n.updated_at, "has_details": bool(n.details)} for n in rows]
+    reply = _read_reply(memory, args, {"total": total, "showing": len(memories),
+                                       "memories": memories}, len(memories),
+                        min(total, args.limit))
+    reply["message"] = " ".join(filter(None, [reply.get("message"), CONTEXT_MESSAGE]))
+    return reply
+
+
+def memory_details(principal: Principal, args: MemoryDetailsArgs) -> dict[str, Any]:
+    memory = memory_for(principal, args.memory)
+    partition = partition_for(principal, args.scope)
+    low, high = _id_range(args.id)
+    with transaction.atomic():
+        found = list(Note.objects.filter(memory=memory, partition=partition, pk__gte=low,
+                                         pk__lte=high).defer("embedding")[:3])
+        if not found:
+            raise NotFound(f"no note {args.id!r} in scope {args.scope!r} of memory "
+                           f"{memory.name!r}", field="id",
+                           fix="pass an id from memory_search or memory_context with the same "
+                               "scope and memory")
+        if len(found) > 1:
+            listed = "; ".join(f"{n.pk} ({n.title})" for n in found[:2])
+            raise ValidationFailed(f"the prefix {args.id!r} matches more than one note: "
+                                   f"{listed}", field="id",
+                                   fix="pass more characters of the id, or the full id")
+        note = found[0]
+        metering.charge(principal, memory, "memory_details", [1])
+        versions = list(note.versions.order_by("-version"))
+    return note_detail(note, versions) | {"memory": memory.name, "scope": args.scope,
+                                          "units": 1, "cut_by_allowance": False}
+
+
+def note_detail(note: Note, versions: list) -> dict[str, Any]:
+    """A note in full, with what each earlier version said (newest first)."""
+    return note_summary(note) | {
+        "details": note.details or None, "related_files": note.related_files,
+        "version": note.version, "written_by": {"tool": note.written_by_tool},
+        "history": [{
+            "version": v.version, "title": v.title, "what": v.what, "why": v.why or None,
+            "impact": v.impact or None, "category": v.category, "tags": v.tags,
+            "related_files": v.related_files, "details": v.details or None,
+            "written_by": {"tool": v.written_by_tool}, "saved_at": v.saved_at,
+            "replaced_at": v.replaced_at,
+        } for v in versions],
+    }
+
+
+HEX = re.compile(r"[0-9a-f]{8,32}\Z")
+
+
+def _id_range(given: str) -> tuple[uuid.UUID, uuid.UUID]:
+    """The ids a full id or a prefix (8+ hex digits, dashes optional) can name, as a range
+    the primary key index answers."""
+    digits = given.strip().lower().replace("-", "")
+    if not HEX.match(digits):
+        raise ValidationFailed(f"{given!r} is not a note id or an id prefix", field="id",
+                               fix="pass the id from memory_search or memory_context, or its "
+                                   "first 8 or more characters")
+    return (uuid.UUID(digits.ljust(32, "0")), uuid.UUID(digits.ljust(32, "f")))
+
+
+def _read_reply(memory: Memory, args, body: dict[str, Any], returned: int,
+                found: int) -> dict[str, Any]:
+    reply = body | {"memory": memory.name, "scope": args.scope,
+                    "project": args.project or None, "units": returned,
+                    "cut_by_allowance": returned < found}
+    if reply["cut_by_allowance"]:
+        reply["message"] = metering.cut_short(returned, found, what="notes", rule=NOTE_RULE)
+    return reply

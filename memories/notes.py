@@ -1,0 +1,181 @@
+"""Saving a coding agent's note: redacted, stored (or updated with its history kept), paid for
+and audited in one transaction."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from accounts.principal import Principal
+from memories import bulk, indexing, metering
+from memories.audit import Change, audit_record
+from memories.limits import NOTE_TITLE_CHARS
+from memories.models import Note, NoteVersion
+from memories.note_text import note_search_text
+from memories.redaction import Redactor, redactor_for
+from memories.schemas import MemorySaveArgs
+from memories.scopes import partition_for
+from memories.selectors import memory_for
+from memories.services import hold_memory
+
+
+@dataclass(frozen=True)
+class NoteFields:
+    """A note's content as stored (after redaction); what a version keeps and audit shows."""
+
+    title: str
+    what: str
+    why: str
+    impact: str
+    tags: list[str]
+    category: str
+    related_files: list[str]
+    details: str
+    project: str
+
+    @classmethod
+    def of(cls, note: Note | NoteVersion, project: str) -> NoteFields:
+        return cls(title=note.title, what=note.what, why=note.why, impact=note.impact,
+                   tags=list(note.tags), category=note.category,
+                   related_files=list(note.related_files), details=note.details,
+                   project=project)
+
+    def content(self) -> dict[str, Any]:
+        """The columns a version copies (the project is the note's, never changed)."""
+        out = asdict(self)
+        del out["project"]
+        return out
+
+
+def redacted_fields(redactor: Redactor, args: MemorySaveArgs) -> tuple[NoteFields, int]:
+    """Every field through the redactor, title and tags included; and how many secrets."""
+    total = 0
+
+    def one(value: str | None) -> str:
+        nonlocal total
+        clean, count = redactor.text(value or "")
+        total += count
+        return clean
+
+    def many(values: list[str]) -> list[str]:
+        nonlocal total
+        clean, count = redactor.texts(values)
+        total += count
+        return clean
+
+    fields = NoteFields(
+        title=one(args.title)[:NOTE_TITLE_CHARS], what=one(args.what), why=one(args.why),
+        impact=one(args.impact), tags=many(args.tags), category=args.category,
+        related_files=many(args.related_files), details=one(args.details),
+        project=one(args.project),
+    )
+    return fields, total
+
+
+def memory_save(principal: Principal, args: MemorySaveArgs) -> dict[str, Any]:
+    """Create the note, or update the one with this title in this project (its previous
+    text becomes a NoteVersion). An identical save changes nothing and costs nothing."""
+    memory = memory_for(principal, args.memory)
+    partition = partition_for(principal, args.scope)
+    fields, redacted = redacted_fields(redactor_for(principal.account_id), args)
+    with transaction.atomic():
+        hold_memory(memory)
+        _lock_title(memory.pk, partition, fields.project, fields.title)
+        note = (Note.objects.select_for_update()
+                .filter(memory=memory, partition=partition, project=fields.project,
+                        title=fields.title).first())
+        before = NoteFields.of(note, note.project) if note is not None else None
+        changed = before != fields
+        if changed:
+            note = _store(principal, memory, partition, note, fields)
+            metering.charge(principal, memory, "memory_save", [1], whole=True)
+            action = "note.created" if before is None else "note.updated"
+            audit_record(principal=principal, memory=memory, partition=partition,
+                         session_id="", changes=[Change(
+                             action, str(note.pk),
+                             before=_snapshot(before, note.version - 1) if before else None,
+                             after=_snapshot(fields, note.version))])
+            transaction.on_commit(indexing.schedule)
+    if before is None:
+        message = f"Saved note {note.pk}."
+    elif changed:
+        message = (f"Updated note {note.pk} (same title in this project); version "
+                   f"{note.version - 1} is kept in its history.")
+    else:
+        message = "Already saved: the note with this title says exactly this."
+    if redacted:
+        message += f" {redacted} secret(s) were redacted before storing."
+    return {
+        "id": str(note.pk), "title": note.title, "project": fields.project or None,
+        "created": before is None, "updated": before is not None and changed,
+        "version": note.version, "warnings": thin_warnings(fields), "redacted": redacted,
+        "memory": memory.name, "scope": args.scope, "units": int(changed), "message": message,
+    }
+
+
+def _store(principal: Principal, memory, partition: str, note: Note | None,
+           fields: NoteFields) -> Note:
+    now = timezone.now()
+    search_text = note_search_text(**asdict(fields))
+    if note is None:
+        return Note.objects.create(
+            memory=memory, partition=partition, project=fields.project, **fields.content(),
+            written_by_holder_id=principal.holder_id, written_by_tool=principal.tool,
+            written_by_key_id=principal.key_id, created_at=now, updated_at=now,
+            search_text=search_text)
+    NoteVersion.objects.create(note=note, memory=memory, version=note.version,
+                               **NoteFields.of(note, note.project).content(),
+                               written_by_tool=note.written_by_tool, saved_at=note.updated_at,
+                               replaced_at=now)
+    for name, value in fields.content().items():
+        setattr(note, name, value)
+    note.version += 1
+    note.written_by_holder_id = principal.holder_id
+    note.written_by_tool = principal.tool
+    note.written_by_key_id = principal.key_id
+    note.updated_at = now
+    note.search_text = search_text
+    note.embedding = None  # the indexer embeds the new text
+    note.save()
+    return note
+
+
+def _lock_title(memory_id: int, partition: str, project: str, title: str) -> None:
+    """Two saves of one new title at once: the second waits and then updates the first's
+    note, instead of failing on the unique constraint."""
+    key = int.from_bytes(hashlib.blake2b(
+        f"note\x1f{memory_id}\x1f{partition}\x1f{project}\x1f{title}".encode(),
+        digest_size=8).digest(), "big", signed=True)
+    bulk.execute("SELECT pg_advisory_xact_lock(%s)", [key])
+
+
+def _snapshot(fields: NoteFields, version: int) -> dict[str, Any]:
+    return asdict(fields) | {"version": version}
+
+
+# What makes a decision or a bug note worth reading later (EchoVault warns on the same).
+OPTIONS_WORDS = ("option", "alternative", "instead", "considered", " over ", " vs", "rather")
+
+
+def thin_warnings(fields: NoteFields) -> list[str]:
+    """Warnings for notes a future agent could not act on; the note is saved regardless."""
+    warnings = []
+    if fields.category == "decision":
+        if not fields.why:
+            warnings.append("decision without why: add the reasoning (why this choice over "
+                            "the others) so a future agent does not reopen it")
+        text = f" {fields.what} {fields.why} {fields.details} ".lower()
+        if not any(word in text for word in OPTIONS_WORDS):
+            warnings.append("decision without the options considered: name what else was "
+                            "weighed (in details: Options considered) and why it lost")
+    elif fields.category == "bug":
+        if not fields.why:
+            warnings.append("bug without a root cause: add why it happened (in why)")
+        if not fields.impact and not fields.details:
+            warnings.append("bug without the fix: say what changed to fix it (in impact or "
+                            "details), so the next agent can recognise it")
+    return warnings

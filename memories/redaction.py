@@ -1,0 +1,184 @@
+"""Secret redaction: what an agent writes is scrubbed before it is stored, embedded or audited.
+
+The patterns are data (SECRET_PATTERNS), applied in order: blocks that may contain
+other secrets first (private keys, `<redacted>` marks), then the providers' key
+formats, then the generic shapes (bearer tokens, passwords in URLs and assignments).
+Each match becomes `[REDACTED:<kind>]`, so a reader still sees that something was
+there and what it was. An account adds its own regexes (Account.redaction_patterns,
+checked by `check_user_patterns` when saved) and may switch redaction off
+(Account.redact_secrets, on by default).
+
+Not secrets, and never touched: UUIDs, git SHAs (40/64 hex), hashes in URL paths,
+ordinary words ("password reset flow"), empty or boolean-ish assignments
+(`password=None`, `max_tokens = 4096`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from echomem.errors import ValidationFailed
+
+PLACEHOLDER = "[REDACTED:{kind}]"
+MAX_USER_PATTERNS = 50
+MAX_USER_PATTERN_CHARS = 500
+
+# Names that announce a secret in `name = value` / `"name": "value"`; a prefix is allowed
+# (OPENAI_API_KEY, db_password, client_secret).
+_SECRET_NAME = (r"[A-Za-z0-9_.-]*?(?:password|passwd|pwd|passphrase|secret|api[_-]?key|"
+                r"access[_-]?key|auth[_-]?token|access[_-]?token|refresh[_-]?token|"
+                r"private[_-]?key|credentials?|token)")
+# Values that are not secrets even after a secret's name: placeholders, booleans, empties,
+# references to where the secret really lives.
+_NOT_A_VALUE = (r"(?!\[REDACTED|(?:true|false|null|none|nil|yes|no|enabled|disabled|"
+                r"required|optional|redacted|changeme)\b|\$\{|\$[A-Z_]|<[^>]*>|os\.environ|"
+                r"env\(|process\.env|\*{3,})")
+
+
+@dataclass(frozen=True)
+class SecretPattern:
+    kind: str
+    regex: re.Pattern[str]
+    # The group that is the secret; 0 = the whole match (the rest of the match is kept).
+    group: int = 0
+
+
+def _p(kind: str, pattern: str, group: int = 0, flags: int = 0) -> SecretPattern:
+    return SecretPattern(kind, re.compile(pattern, flags), group)
+
+
+SECRET_PATTERNS: tuple[SecretPattern, ...] = (
+    _p("private-key", r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----.*?"
+       r"(?:-----END[A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----|\Z)", flags=re.DOTALL),
+    _p("marked", r"<redacted>.*?(?:</redacted>|\Z)", flags=re.DOTALL | re.IGNORECASE),
+    _p("anthropic-key", r"\bsk-ant-[A-Za-z0-9_-]{20,}"),
+    _p("openai-key", r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}"),
+    _p("github-token", r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})"),
+    _p("aws-access-key", r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
+    _p("slack-token", r"\bxox[abposre]-[A-Za-z0-9-]{10,}"),
+    _p("stripe-key", r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{10,}"),
+    _p("google-api-key", r"\bAIza[0-9A-Za-z_-]{35}"),
+    _p("echo-memory-key", r"\bem_[0-9a-f]{12}_[A-Za-z0-9_-]{43}"),
+    _p("bearer-token", r"\b[Bb]earer\s+([A-Za-z0-9._~+/-]{16,}=*)", group=1),
+    _p("url-password", r"\b[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]+:([^/\s@]+)@", group=1),
+    # `password=...`, `API_KEY: "..."`, `"secret": "..."`: quoted values whole,
+    # unquoted ones up to whitespace or a separator.
+    _p("secret-assignment",
+       rf"\b{_SECRET_NAME}[\"']?\s*[:=]\s*[\"']{_NOT_A_VALUE}([^\"'\n]{{4,}})[\"']",
+       group=1, flags=re.IGNORECASE),
+    _p("secret-assignment",
+       rf"\b{_SECRET_NAME}\s*=\s*{_NOT_A_VALUE}([^\s\"',;&)]{{6,}})",
+       group=1, flags=re.IGNORECASE),
+    # After a colon in prose ("password: ...") only what looks like a secret (a digit or
+    # a symbol among letters), so "Password: the user resets it" stays as written.
+    _p("secret-assignment",
+       rf"\b{_SECRET_NAME}\s*:\s*{_NOT_A_VALUE}"
+       r"((?=[^\s\"',;]*[0-9!#$%^&*+/=?@_~-])[^\s\"',;]{6,})",
+       group=1, flags=re.IGNORECASE),
+)
+
+
+@dataclass(frozen=True)
+class Redactor:
+    """The patterns one account's writes go through; `enabled` False passes text as is."""
+
+    enabled: bool = True
+    user_patterns: tuple[re.Pattern[str], ...] = ()
+
+    def text(self, value: str) -> tuple[str, int]:
+        """`value` with every secret replaced, and how many were."""
+        if not self.enabled or not value:
+            return value, 0
+        total = 0
+        for pattern in SECRET_PATTERNS:
+            value, count = _replace(pattern.regex, pattern.group, pattern.kind, value)
+            total += count
+        for regex in self.user_patterns:
+            value, count = _replace(regex, 0, "custom", value)
+            total += count
+        return value, total
+
+    def texts(self, values: Iterable[str]) -> tuple[list[str], int]:
+        out, total = [], 0
+        for value in values:
+            clean, count = self.text(value)
+            out.append(clean)
+            total += count
+        return out, total
+
+
+def _replace(regex: re.Pattern[str], group: int, kind: str, value: str) -> tuple[str, int]:
+    placeholder = PLACEHOLDER.format(kind=kind)
+
+    def sub(match: re.Match[str]) -> str:
+        if group == 0 or match.group(group) is None:
+            return placeholder
+        whole, start = match.group(0), match.start(0)
+        return (whole[:match.start(group) - start] + placeholder
+                + whole[match.end(group) - start:])
+
+    return regex.subn(sub, value)
+
+
+def check_user_patterns(patterns: object) -> list[str]:
+    """An account's own patterns, refused with the fix unless each is a usable regex."""
+    field = "redaction_patterns"
+    if not isinstance(patterns, list) or not all(isinstance(p, str) for p in patterns):
+        raise ValidationFailed("redaction patterns must be a list of regular expressions",
+                               field=field, fix='e.g. ["ACME-[0-9]{6}", "internal-[a-z]+-key"]')
+    if len(patterns) > MAX_USER_PATTERNS:
+        raise ValidationFailed(f"{len(patterns)} redaction patterns; at most "
+                               f"{MAX_USER_PATTERNS} are kept", field=field,
+                               fix="merge patterns with | or drop some")
+    kept = []
+    for index, pattern in enumerate(p.strip() for p in patterns):
+        if not pattern:
+            continue
+        where = f"{field}[{index}]"
+        if len(pattern) > MAX_USER_PATTERN_CHARS:
+            raise ValidationFailed(f"pattern {index + 1} is over {MAX_USER_PATTERN_CHARS} "
+                                   "characters", field=where, fix="shorten it")
+        try:
+            regex = re.compile(pattern)
+        except re.error as exc:
+            raise ValidationFailed(f"pattern {index + 1} ({pattern!r}) is not a valid regular "
+                                   f"expression: {exc}", field=where,
+                                   fix="correct it (Python regular expression syntax), or "
+                                       "escape literal characters such as ( [ . * +") from None
+        if regex.search(""):
+            raise ValidationFailed(f"pattern {index + 1} ({pattern!r}) matches empty text, so "
+                                   "it would redact everywhere", field=where,
+                                   fix="make it require at least one character, e.g. use + "
+                                       "instead of *")
+        kept.append(pattern)
+    return kept
+
+
+def redactor_for(account_id: int) -> Redactor:
+    """The account's redactor: on unless the account switched it off, plus its own patterns."""
+    from accounts.models import Account
+
+    row = (Account.objects.filter(pk=account_id)
+           .values_list("redact_secrets", "redaction_patterns").first())
+    if row is None:
+        return Redactor()
+    enabled, patterns = row
+    compiled = []
+    for pattern in patterns or []:
+        try:
+            compiled.append(re.compile(pattern))
+        except re.error:  # checked when saved; a pattern that no longer compiles is skipped
+            continue
+    return Redactor(enabled=enabled, user_patterns=tuple(compiled))
+
+
+def redaction_settings_save(account_id: int, *, enabled: bool, patterns: object) -> list[str]:
+    """Store an account's redaction settings; bad patterns are refused, nothing is saved."""
+    from accounts.models import Account
+
+    kept = check_user_patterns(patterns)
+    Account.objects.filter(pk=account_id).update(redact_secrets=enabled,
+                                                 redaction_patterns=kept)
+    return kept
