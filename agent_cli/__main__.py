@@ -1,0 +1,3 @@
+from agent_cli.cli import main
+
+main(prog_name="memory")
