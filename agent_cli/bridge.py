@@ -3,7 +3,8 @@
 For clients that start only local servers (Claude Desktop) or a person who prefers them.
 The key never sits in the client's config: the bridge reads it from the environment or the
 `memory` config file. A call without `project`, to a tool that takes one, gets the name of
-the git root the client started the bridge in (or the --project it was given).
+the git root the client started the bridge in (or the --project it was given); outside a
+repository (Claude Desktop starts it in / or ~) it is left to the server.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ INSTRUCTIONS = ("Echo Memory through a local bridge. At the start of a task call
 
 
 class Bridge:
-    def __init__(self, settings: Settings, project: str):
+    def __init__(self, settings: Settings, project: str | None):
         self.remote = Remote(settings, project=project)
         self.project = project
         self.lock = threading.Lock()  # one session, one request at a time
@@ -43,7 +44,7 @@ class Bridge:
     def _call(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         if name not in self.takes_project:
             self._tools()
-        if self.takes_project.get(name) and not arguments.get("project"):
+        if self.project and self.takes_project.get(name) and not arguments.get("project"):
             arguments = {**arguments, "project": self.project}
         with self.lock:
             return self.remote.call_raw(name, arguments)
@@ -70,7 +71,7 @@ class Bridge:
             if key in result})
 
 
-def serve(settings: Settings, project: str) -> None:
+def serve(settings: Settings, project: str | None) -> None:
     bridge = Bridge(settings, project)
     server = Server("echo-memory", version="1", instructions=INSTRUCTIONS,
                     on_list_tools=bridge.list_tools, on_call_tool=bridge.call_tool)

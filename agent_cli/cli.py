@@ -348,8 +348,8 @@ def delete(note_id: str, memory: str | None, yes: bool, as_json: bool) -> None:
 # --- bridge and config -------------------------------------------------------------------
 
 @main.command(name="mcp")
-@click.option("--project", help="Project for calls that name none  [default: the git root's "
-                                "name of the directory the client starts this in].")
+@click.option("--project", help="Project for calls that name none  [default: the name of the "
+                                "git root the client starts this in; none outside git].")
 def mcp_command(project: str | None) -> None:
     """Serve MCP on stdin/stdout, passing every tool to the configured endpoint (for clients
     that start local servers only, like Claude Desktop)."""
@@ -360,7 +360,7 @@ def mcp_command(project: str | None) -> None:
         click.echo("memory mcp: no endpoint configured: set ECHO_MEM_URL or run "
                    "`memory config set --url URL`", err=True)
         sys.exit(2)
-    serve(settings, project or config.project_name())
+    serve(settings, project or config.git_project())
 
 
 @main.group(name="config")

@@ -70,13 +70,15 @@ class Change:
         if self.after is None:
             self.path.unlink(missing_ok=True)
             return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        mode = self.path.stat().st_mode & 0o777 if self.path.exists() else None
-        temporary = self.path.with_name(self.path.name + ".echo-memory.tmp")
+        # A dotfile manager's symlink stays a symlink: the file it points to is edited.
+        target = self.path.resolve() if self.path.is_symlink() else self.path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        mode = target.stat().st_mode & 0o777 if target.exists() else None
+        temporary = target.with_name(target.name + ".echo-memory.tmp")
         temporary.write_text(self.after, encoding="utf-8", newline="")
         if mode is not None:
             os.chmod(temporary, mode)
-        os.replace(temporary, self.path)  # whole or nothing: a client never reads half
+        os.replace(temporary, target)  # whole or nothing: a client never reads half
 
 
 def _shown(path: Path) -> str:
@@ -163,7 +165,8 @@ def entry(client: str, *, url: str | None, stdio: bool, project: str | None) -> 
 
 def _read(path: Path) -> str | None:
     try:
-        return path.read_text(encoding="utf-8")
+        with path.open(encoding="utf-8", newline="") as handle:  # CRLF stays CRLF
+            return handle.read()
     except FileNotFoundError:
         return None
     except UnicodeDecodeError as exc:
@@ -195,22 +198,23 @@ def _edit_servers(client: str, path: Path, name: str, value: dict[str, Any] | No
 def _edit_agents(path: Path, install: bool) -> Change:
     before = _read(path)
     text = before or ""
-    block = f"{AGENTS_BEGIN}\n{AGENTS_TEXT}\n{AGENTS_END}"
+    newline = jsonc.newline_of(text)
+    block = f"{AGENTS_BEGIN}\n{AGENTS_TEXT}\n{AGENTS_END}".replace("\n", newline)
     begin, end = text.find(AGENTS_BEGIN), text.find(AGENTS_END)
     if begin >= 0 and end > begin:
         stop = end + len(AGENTS_END)
         if install:
             return Change(path, before, text[:begin] + block + text[stop:])
-        if text[stop:stop + 1] == "\n":
-            stop += 1
-        if begin > 0 and text[begin - 1] == "\n" and (begin == 1 or text[begin - 2] == "\n"):
-            begin -= 1  # the blank line setup put before the block
+        if text.startswith(newline, stop):
+            stop += len(newline)
+        if text[:begin].endswith(newline * 2) or text[:begin] == newline:
+            begin -= len(newline)  # the blank line setup put before the block
         after = text[:begin] + text[stop:]
         return Change(path, before, after if after.strip() else None)
     if not install:
         return Change(path, before, before)
-    separator = "" if not text else "\n" if text.endswith("\n") else "\n\n"
-    return Change(path, before, text + separator + block + "\n")
+    separator = "" if not text else newline if text.endswith("\n") else newline * 2
+    return Change(path, before, text + separator + block + newline)
 
 
 def plan(client: str, *, install: bool, project_root: Path | None, stdio: bool,

@@ -132,3 +132,9 @@ def project_root(start: Path | None = None) -> Path:
 
 def project_name(start: Path | None = None) -> str:
     return project_root(start).name
+
+
+def git_project(start: Path | None = None) -> str | None:
+    """The git root's name, or None outside a repository (a client started us in / or ~)."""
+    root = project_root(start)
+    return root.name if (root / ".git").exists() and root.name else None

@@ -156,8 +156,13 @@ def _indent_unit(doc: Document) -> str:
     return "  "
 
 
-def _render(value: Any, unit: str, indent: str) -> str:
-    return json.dumps(value, indent=unit, ensure_ascii=False).replace("\n", "\n" + indent)
+def _render(value: Any, unit: str, indent: str, newline: str = "\n") -> str:
+    return json.dumps(value, indent=unit, ensure_ascii=False).replace("\n", newline + indent)
+
+
+def newline_of(text: str) -> str:
+    """The file's line ending: a Windows file keeps its CRLF in what we add."""
+    return "\r\n" if "\r\n" in text else "\n"
 
 
 def _find(doc: Document, path: list[str]) -> tuple[Node, list[str]]:
@@ -188,11 +193,11 @@ def set_member(text: str, path: list[str], name: str, value: Any) -> str:
     for key in reversed(missing):
         name, value = key, {name: value}
     current = next((m for m in obj.members if m.key == name), None)
-    unit = _indent_unit(doc)
+    unit, newline = _indent_unit(doc), newline_of(text)
     if current is not None:
         if doc.data(current.value) == value:
             return text
-        rendered = _render(value, unit, _line_indent(text, current.key_start))
+        rendered = _render(value, unit, _line_indent(text, current.key_start), newline)
         return text[:current.value.start] + rendered + text[current.value.end:]
     inner = text[obj.start + 1:obj.end - 1]
     if obj.members and "\n" not in inner:  # a one-line object stays on one line
@@ -202,9 +207,9 @@ def set_member(text: str, path: list[str], name: str, value: Any) -> str:
         return text[:at] + entry + text[at:]
     outer = _line_indent(text, obj.start)
     indent = outer + unit
-    entry = f"\n{indent}{json.dumps(name)}: {_render(value, unit, indent)}"
+    entry = f"{newline}{indent}{json.dumps(name)}: {_render(value, unit, indent, newline)}"
     tail = _tail(text, obj)
-    closing = "" if "\n" in text[tail:obj.end - 1] else "\n" + outer
+    closing = "" if "\n" in text[tail:obj.end - 1] else newline + outer
     before, after = text[:tail], text[tail:]
     if obj.members and obj.members[-1].comma is None:
         at = obj.members[-1].value.end

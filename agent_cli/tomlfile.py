@@ -62,9 +62,14 @@ def set_server(text: str, name: str, entry: dict[str, Any]) -> str:
         doc = _parse(text)
         doc[TABLE][name] = _table(entry)
         return tomlkit.dumps(doc)
-    separator = "" if not text else "\n" if text.endswith("\n") else "\n\n"
-    updated = text + separator + _block(name, entry)
-    if current(updated, name) != entry:  # e.g. mcp_servers is an inline table here
+    newline = "\r\n" if "\r\n" in text else "\n"
+    separator = "" if not text else newline if text.endswith("\n") else newline * 2
+    updated = text + separator + _block(name, entry).replace("\n", newline)
+    try:
+        fits = current(updated, name) == entry
+    except TomlError:  # e.g. mcp_servers is an inline table here: a new table clashes
+        fits = False
+    if not fits:
         raise TomlError(f"cannot add [{TABLE}.{name}] to this file: {TABLE} is not a table "
                         "that takes new sub-tables; edit it by hand")
     return updated

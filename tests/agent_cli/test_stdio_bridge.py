@@ -87,3 +87,19 @@ def test_a_server_that_is_down_is_a_tool_error_the_model_can_read(box):
     result = drive(env, str(box.project), body)
     assert result.is_error is True
     assert f"cannot reach {url}" in result.content[0].text
+
+
+def test_outside_a_repository_the_bridge_leaves_the_project_to_the_server(box, live_server,
+                                                                          alice):
+    env = bridge_environment(ECHO_MEM_URL=f"{live_server.url}/mcp",
+                             ECHO_MEM_API_KEY=alice.plaintext, HOME=str(box.home),
+                             ECHO_MEMORY_HOME=str(box.server_home))
+
+    async def body(client):
+        await client.call_tool("write_episode", episode("Slate"))
+        return await client.call_tool("query_memory", {
+            "scope": "shared", "query": "why did the Slate outage happen", "top_k": 3})
+
+    found = drive(env, str(box.home), body)  # Claude Desktop starts it in ~, not a project
+    [fact] = [f for f in found.structured_content["facts"] if "Slate" in f["fact"]]
+    assert fact["project"] in ("", None)
