@@ -111,3 +111,12 @@ def test_the_command_never_imports_the_server():
                          env=bridge_environment(), cwd=WORKTREE, timeout=60)
     assert ran.returncode == 0, ran.stderr
     assert ran.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize(("args", "project"), [
+    (["q"], None), (["q", "--project"], "\0current"), (["q", "--project", "--json"], "\0current"),
+    (["q", "--project", "web"], "web")])
+def test_search_project_is_all_by_default_current_alone_or_named(args, project):
+    """As EchoVault's AGENTS.md uses it: `memory search "q" --project` means this project."""
+    params = main.commands["search"].make_context("search", args).params
+    assert params["project"] == project
