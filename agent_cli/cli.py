@@ -308,6 +308,8 @@ def details(note_id: str, memory: str | None, as_json: bool) -> None:
     if as_json:
         return _print_json(reply)
     note = reply.get("note") if isinstance(reply.get("note"), dict) else reply
+    if "title" not in note and _results(reply):  # a reply shaped {"results": [note]}
+        note = _results(reply)[0]
     click.echo(_line(note))
     for key in ("what", "why", "impact"):
         if note.get(key):

@@ -95,4 +95,6 @@ def test_the_bridge_saves_searches_gets_context_and_details(box, server, alice):
     assert found.structured_content["results"][0]["project"] == "shop-api"
     listed = context.structured_content.get("memories") or context.structured_content["results"]
     assert any(note_id.startswith(m["id"]) for m in listed)
-    assert full.structured_content["details"] == "Added full jitter."
+    note = full.structured_content
+    note = note.get("note") or (note.get("results") or [note])[0]
+    assert note["id"] == note_id and note["details"] == "Added full jitter."
