@@ -5,7 +5,8 @@ The formats follow each client's own documentation (DESIGN.md, "Agent client con
 No snippet ever holds a key: every client reads it from an environment variable (or, for
 Claude Desktop, which passes its servers no shell environment, from its own config's env
 block, filled in by the person). Config files are built as data and emitted by json.dumps /
-tomli_w, so a snippet is always valid in its format.
+tomli_w, so a snippet is always valid in its format. `http_entry` / `stdio_entry` are the
+entries themselves, which `memory setup` (agent_cli/) merges into the clients' own files.
 """
 
 from __future__ import annotations
@@ -50,28 +51,72 @@ def _bearer(reference: str) -> str:
     return f"Bearer {reference}"
 
 
+# Where each client keeps its servers inside its config file, and how it spells a
+# reference to an environment variable (None: the client has no such expansion).
+SERVERS_KEY = {"claude-code": "mcpServers", "cursor": "mcpServers", "codex": "mcp_servers",
+               "opencode": "mcp", "windsurf": "mcpServers", "claude-desktop": "mcpServers"}
+_ENV_REFERENCE = {"claude-code": "${%s}", "cursor": "${env:%s}", "opencode": "{env:%s}",
+                  "windsurf": "${env:%s}"}
+# Clients that can reach a remote (streamable HTTP) server from their config file.
+REMOTE_CLIENTS = ("claude-code", "cursor", "codex", "opencode", "windsurf")
+
+
+def http_entry(client_id: str, url: str, key_env: str = KEY_ENV,
+               extra_headers: dict[str, str] | None = None) -> dict[str, object]:
+    """One client's entry for this server over HTTP, the key read from `key_env`.
+
+    `extra_headers` are constant headers (the project header of a project install).
+    """
+    extra = dict(extra_headers or {})
+    if client_id == "codex":
+        # Codex refuses an inline bearer_token: it reads the key from the variable it is told.
+        entry: dict[str, object] = {"url": url, "bearer_token_env_var": key_env}
+        if extra:
+            entry["http_headers"] = extra
+        return entry
+    if client_id not in _ENV_REFERENCE:
+        raise ValueError(f"{client_id} cannot reach a remote server from its config file; "
+                         "use the stdio bridge")
+    headers = {"Authorization": _bearer(_ENV_REFERENCE[client_id] % key_env), **extra}
+    if client_id == "claude-code":
+        return {"type": "http", "url": url, "headers": headers}
+    if client_id == "opencode":
+        return {"type": "remote", "url": url, "enabled": True, "headers": headers}
+    if client_id == "windsurf":
+        return {"serverUrl": url, "headers": headers}
+    return {"url": url, "headers": headers}
+
+
+def stdio_entry(client_id: str, command: str, args: list[str]) -> dict[str, object]:
+    """One client's entry for a local server it starts itself (our `memory mcp` bridge)."""
+    if client_id == "opencode":
+        return {"type": "local", "command": [command, *args], "enabled": True}
+    if client_id == "claude-code":
+        return {"type": "stdio", "command": command, "args": list(args)}
+    if client_id not in SERVERS_KEY:
+        raise ValueError(f"unknown client {client_id!r}")
+    return {"command": command, "args": list(args)}
+
+
 def _claude_code(url: str, name: str, key_env: str) -> list[tuple[str, str, str]]:
     header = f"Authorization: {_bearer('${' + key_env + '}')}"
     # Claude Code documents ${VAR} expansion for .mcp.json, the project scope, so the
     # command writes there; single quotes keep the shell from putting the key itself in.
     command = (f"claude mcp add --transport http --scope project {shlex.quote(name)} "
                f"{shlex.quote(url)} \\\n  --header '{header}'\n")
-    project = {"mcpServers": {name: {"type": "http", "url": url,
-                                     "headers": {"Authorization": _bearer("${" + key_env + "}")}}}}
+    project = {"mcpServers": {name: http_entry("claude-code", url, key_env)}}
     return [("a shell, at the project root (writes .mcp.json)", "bash", command),
             (".mcp.json at the project root (the same entry, by hand)", "json", _json(project))]
 
 
 def _cursor(url: str, name: str, key_env: str) -> list[tuple[str, str, str]]:
-    config = {"mcpServers": {name: {
-        "url": url, "headers": {"Authorization": _bearer("${env:" + key_env + "}")}}}}
+    config = {"mcpServers": {name: http_entry("cursor", url, key_env)}}
     return [("~/.cursor/mcp.json (all projects) or .cursor/mcp.json (one project)", "json",
              _json(config))]
 
 
 def _codex(url: str, name: str, key_env: str) -> list[tuple[str, str, str]]:
-    # Codex refuses an inline bearer_token: it reads the key from the variable it is told.
-    config = {"mcp_servers": {name: {"url": url, "bearer_token_env_var": key_env}}}
+    config = {"mcp_servers": {name: http_entry("codex", url, key_env)}}
     command = (f"codex mcp add {shlex.quote(name)} --url {shlex.quote(url)} "
                f"--bearer-token-env-var {key_env}\n")
     return [("~/.codex/config.toml (or .codex/config.toml in a trusted project)", "toml",
@@ -81,15 +126,13 @@ def _codex(url: str, name: str, key_env: str) -> list[tuple[str, str, str]]:
 
 def _opencode(url: str, name: str, key_env: str) -> list[tuple[str, str, str]]:
     config = {"$schema": "https://opencode.ai/config.json",
-              "mcp": {name: {"type": "remote", "url": url, "enabled": True,
-                             "headers": {"Authorization": _bearer("{env:" + key_env + "}")}}}}
+              "mcp": {name: http_entry("opencode", url, key_env)}}
     return [("opencode.json in the project, or ~/.config/opencode/opencode.json", "json",
              _json(config))]
 
 
 def _windsurf(url: str, name: str, key_env: str) -> list[tuple[str, str, str]]:
-    config = {"mcpServers": {name: {
-        "serverUrl": url, "headers": {"Authorization": _bearer("${env:" + key_env + "}")}}}}
+    config = {"mcpServers": {name: http_entry("windsurf", url, key_env)}}
     return [("~/.codeium/windsurf/mcp_config.json", "json", _json(config))]
 
 

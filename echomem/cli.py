@@ -400,3 +400,15 @@ def _login_name() -> str:
         return getpass.getuser()
     except (KeyError, OSError):
         return "owner"
+
+
+def _agent_group() -> click.Group:
+    from agent_cli.cli import main as agent_main
+
+    # The same commands as `memory`: EchoVault's own `memory` may come first on PATH on
+    # exactly the machines that import a vault, so this name always reaches ours.
+    return click.Group(name="agent", commands=agent_main.commands,
+                       help=agent_main.help, context_settings=agent_main.context_settings)
+
+
+main.add_command(_agent_group())

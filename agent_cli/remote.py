@@ -1,0 +1,178 @@
+"""Talking to the Echo Memory endpoint: MCP JSON-RPC over HTTP, one session per command.
+
+A small synchronous client over httpx rather than the SDK's async one: the command needs
+to tell a person exactly what went wrong (no key, key refused, server down, rate limited),
+which means seeing the HTTP status and headers before any protocol layer wraps them; and
+the stdio bridge runs it in a worker thread, so one client serves both.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from typing import Any
+
+import httpx
+
+from agent_cli.config import KEY_ENV, Settings
+
+PROTOCOL = "2025-06-18"
+PROJECT_HEADER = "X-Echo-Project"
+CLIENT_INFO = {"name": "echo-memory-agent-cli", "version": "1"}
+
+
+class RemoteError(Exception):
+    """Something the person can fix, said in one or two sentences."""
+
+
+class ToolError(RemoteError):
+    """The tool answered with isError: its message says what to change."""
+
+
+class Remote:
+    def __init__(self, settings: Settings, *, project: str | None = None, timeout: float = 60):
+        if not settings.url:
+            raise RemoteError(
+                "no Echo Memory endpoint is configured: set ECHO_MEM_URL (for example "
+                "http://127.0.0.1:8000/mcp), or run `memory config set --url URL`, or start "
+                "the local server with `echo-memory quickstart`")
+        self.settings = settings
+        headers = {"Accept": "application/json, text/event-stream",
+                   "Content-Type": "application/json"}
+        if settings.key:
+            headers["Authorization"] = f"Bearer {settings.key}"
+        if project:
+            headers[PROJECT_HEADER] = project
+        self.http = httpx.Client(headers=headers, timeout=timeout)
+        self.session: str | None = None
+        self.ids = 0
+
+    def __enter__(self) -> Remote:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self.session:
+            with contextlib.suppress(httpx.HTTPError):  # idle sessions expire anyway
+                self.http.delete(self.settings.url, headers={"Mcp-Session-Id": self.session})
+            self.session = None
+        self.http.close()
+
+    def _post(self, body: dict[str, Any]) -> httpx.Response:
+        headers = {}
+        if self.session:
+            headers = {"Mcp-Session-Id": self.session, "MCP-Protocol-Version": PROTOCOL}
+        try:
+            return self.http.post(self.settings.url, json=body, headers=headers)
+        except httpx.ConnectError as exc:
+            raise RemoteError(f"cannot reach {self.settings.url} ({exc}): is the server "
+                              "running? Start it with `echo-memory serve`, or fix ECHO_MEM_URL"
+                              ) from exc
+        except httpx.HTTPError as exc:
+            raise RemoteError(f"the request to {self.settings.url} failed: {exc}") from exc
+
+    def _explain(self, reply: httpx.Response) -> RemoteError:
+        detail = _error_message(reply)
+        if reply.status_code == 401:
+            if not self.settings.key:
+                return RemoteError(f"the server wants an API key and none is set: export "
+                                   f"{KEY_ENV}=em_... or run `memory config set --key` "
+                                   f"({detail})")
+            return RemoteError(f"the server refused the API key from "
+                               f"{self.settings.source.get('key', 'the settings')} (401: "
+                               f"{detail}): it is wrong or revoked; make a new one in the "
+                               "dashboard")
+        if reply.status_code == 429:
+            wait = reply.headers.get("Retry-After", "a few")
+            return RemoteError(f"rate limited by the server: try again in {wait} seconds")
+        if reply.status_code == 404 and not self.session:
+            return RemoteError(f"{self.settings.url} is not an MCP endpoint (404): the URL "
+                               "ends in /mcp")
+        return RemoteError(f"the server answered {reply.status_code}: {detail}")
+
+    def _rpc(self, method: str, params: dict[str, Any], *, retry: bool = True) -> Any:
+        if self.session is None and method != "initialize":
+            self._open()
+        self.ids += 1
+        reply = self._post({"jsonrpc": "2.0", "id": self.ids, "method": method,
+                            "params": params})
+        if reply.status_code == 404 and self.session and retry:
+            self.session = None  # expired or ended: open a new one, once
+            return self._rpc(method, params, retry=False)
+        if reply.status_code != 200:
+            raise self._explain(reply)
+        message = _message(reply, self.ids)
+        if "error" in message:
+            error = message["error"]
+            raise RemoteError(f"{method} failed: {error.get('message')} "
+                              f"(code {error.get('code')})")
+        if method == "initialize":
+            self.session = reply.headers.get("mcp-session-id")
+        return message["result"]
+
+    def _open(self) -> None:
+        self._rpc("initialize", {"protocolVersion": PROTOCOL, "capabilities": {},
+                                 "clientInfo": CLIENT_INFO})
+        headers = {"Mcp-Session-Id": self.session or "", "MCP-Protocol-Version": PROTOCOL}
+        body = {"jsonrpc": "2.0", "method": "notifications/initialized", "params": {}}
+        try:
+            self.http.post(self.settings.url, json=body, headers=headers)
+        except httpx.HTTPError as exc:
+            raise RemoteError(f"the request to {self.settings.url} failed: {exc}") from exc
+
+    def list_tools(self) -> list[dict[str, Any]]:
+        tools: list[dict[str, Any]] = []
+        cursor: str | None = None
+        while True:
+            result = self._rpc("tools/list", {"cursor": cursor} if cursor else {})
+            tools.extend(result.get("tools", []))
+            cursor = result.get("nextCursor")
+            if not cursor:
+                return tools
+
+    def call_raw(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        """The whole tools/call result, error or not (what the stdio bridge passes on)."""
+        return self._rpc("tools/call", {"name": name, "arguments": arguments})
+
+    def call(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        """The tool's structured output; a tool error raises ToolError with its message."""
+        result = self.call_raw(name, arguments)
+        if result.get("isError"):
+            raise ToolError(_text(result) or f"{name} failed")
+        if isinstance(result.get("structuredContent"), dict):
+            return result["structuredContent"]
+        text = _text(result)
+        try:
+            parsed = json.loads(text)
+        except ValueError:
+            return {"text": text}
+        return parsed if isinstance(parsed, dict) else {"results": parsed}
+
+
+def _text(result: dict[str, Any]) -> str:
+    return "\n".join(block.get("text", "") for block in result.get("content", [])
+                     if block.get("type") == "text")
+
+
+def _message(reply: httpx.Response, wanted: int) -> dict[str, Any]:
+    """The JSON-RPC reply with our id, from a JSON body or an SSE stream."""
+    if reply.headers.get("content-type", "").startswith("text/event-stream"):
+        for line in reply.text.splitlines():
+            if line.startswith("data:"):
+                message = json.loads(line[5:].strip())
+                if isinstance(message, dict) and message.get("id") == wanted:
+                    return message
+        raise RemoteError("the server's event stream held no reply to our request")
+    try:
+        return reply.json()
+    except ValueError as exc:
+        raise RemoteError(f"the server did not answer in JSON: {reply.text[:200]!r}") from exc
+
+
+def _error_message(reply: httpx.Response) -> str:
+    try:
+        return str(reply.json()["error"]["message"])
+    except (ValueError, KeyError, TypeError):
+        return reply.text[:200] or reply.reason_phrase

@@ -1,0 +1,60 @@
+"""The tools/list check that ends `memory setup`, against a live server: it names the
+tools when all is well, and says which problem it is when not (no key, a refused key,
+no server)."""
+
+from __future__ import annotations
+
+import json
+
+from tests.harness import free_port
+
+GRAPH_TOOLS = ("write_episode", "query_memory", "trace_cause")
+
+
+def test_setup_checks_the_connection_with_tools_list(box, monkeypatch, live_server, alice):
+    monkeypatch.setenv("ECHO_MEM_URL", f"{live_server.url}/mcp")
+    monkeypatch.setenv("ECHO_MEM_API_KEY", alice.plaintext)
+    done = box.run("setup", "cursor", "--project")
+    assert done.exit_code == 0, done.output
+    assert f"check: {live_server.url}/mcp answers tools/list with" in done.output
+    assert all(name in done.output for name in GRAPH_TOOLS)
+    entry = json.loads((box.project / ".cursor" / "mcp.json").read_text())["mcpServers"]
+    assert entry["echo-memory"]["headers"]["X-Echo-Project"] == "shop-api"
+
+
+def test_a_missing_key_is_named_as_such(box, monkeypatch, live_server, alice):
+    monkeypatch.setenv("ECHO_MEM_URL", f"{live_server.url}/mcp")
+    done = box.run("setup", "codex")
+    assert done.exit_code == 1
+    assert "check failed: the server wants an API key and none is set" in done.output
+    assert "export ECHO_MEM_API_KEY=" in done.output
+    assert "The config is written" in done.output
+    assert (box.home / ".codex" / "config.toml").exists()
+
+
+def test_a_refused_key_is_a_401_explained(box, monkeypatch, live_server, alice):
+    monkeypatch.setenv("ECHO_MEM_URL", f"{live_server.url}/mcp")
+    revoked = alice.plaintext[:-4] + "zzzz"
+    monkeypatch.setenv("ECHO_MEM_API_KEY", revoked)
+    done = box.run("setup", "opencode")
+    assert done.exit_code == 1
+    assert "refused the API key from $ECHO_MEM_API_KEY (401" in done.output
+    assert revoked not in done.output
+
+
+def test_a_server_that_is_down_is_named_as_such(box, monkeypatch):
+    url = f"http://127.0.0.1:{free_port()}/mcp"
+    monkeypatch.setenv("ECHO_MEM_URL", url)
+    monkeypatch.setenv("ECHO_MEM_API_KEY", "em_0123456789ab_" + "k" * 43)
+    done = box.run("setup", "windsurf")
+    assert done.exit_code == 1
+    assert f"cannot reach {url}" in done.output and "is the server running?" in done.output
+
+
+def test_delete_says_plainly_when_the_server_has_no_note_erasure(box, monkeypatch,
+                                                                 live_server, alice):
+    monkeypatch.setenv("ECHO_MEM_URL", f"{live_server.url}/mcp")
+    monkeypatch.setenv("ECHO_MEM_API_KEY", alice.plaintext)
+    done = box.run("delete", "0123456789abcdef", "--yes")
+    assert done.exit_code == 1
+    assert "deleting notes is not supported by this server" in done.output
