@@ -13,7 +13,7 @@ from typing import Any
 from django.db import transaction
 
 from accounts.principal import Principal
-from echomem.errors import AllowanceExhausted, NotFound, ValidationFailed
+from echomem.errors import NotFound, ValidationFailed
 from memories import metering, search
 from memories.models import Memory, Note
 from memories.schemas import MemoryContextArgs, MemoryDetailsArgs, MemorySearchArgs
@@ -52,16 +52,11 @@ def memory_search(principal: Principal, args: MemorySearchArgs) -> dict[str, Any
         vector = search.vector_candidates(memory.pk, partition, embedding.result(), pool,
                                           window, corpus=search.NOTES)
         hits = search.fuse(vector, text, args.limit)
-        found = len(hits)
-        try:
-            hits = hits[:metering.charge(principal, memory, "memory_search", [1] * found)]
-        except AllowanceExhausted as exhausted:
-            refused, hits = exhausted, []
-        else:
-            refused = None
-        notes = Note.objects.only(*SUMMARY_FIELDS).in_bulk([hit.fact_id for hit in hits])
-    if refused is not None:
-        raise refused
+    found = len(hits)
+    # Paid for before anything is read out for the reply, in a transaction of its own.
+    with transaction.atomic():
+        hits = hits[:metering.charge(principal, memory, "memory_search", [1] * found)]
+    notes = Note.objects.only(*SUMMARY_FIELDS).in_bulk([hit.fact_id for hit in hits])
     results = [
         note_summary(notes[hit.fact_id]) | {
             "rank": hit.rank, "matched": hit.matched,
