@@ -347,6 +347,112 @@ def delete(note_id: str, memory: str | None, yes: bool, as_json: bool) -> None:
     click.echo(f"erased {reply.get('id', note_id)}")
 
 
+# --- vault import / export ------------------------------------------------------------------
+
+vault_memory_option = click.option(
+    "--memory", help="Memory to use  [default: ECHO_MEM_MEMORY, else the key's].")
+
+
+@main.command(name="import")
+@click.option("--vault", "vault_path", type=click.Path(file_okay=False, path_type=Path),
+              help="The EchoVault vault  [default: ~/.memory/vault].")
+@click.option("--project", help="Only this project's folder  [default: every project].")
+@vault_memory_option
+@click.option("--dry-run", is_flag=True, help="Read the vault and say what would be sent; "
+                                              "send nothing.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON (for scripts).")
+@_clean_errors
+def import_command(vault_path: Path | None, project: str | None, memory: str | None,
+                   dry_run: bool, as_json: bool) -> None:
+    """Import an EchoVault vault (<vault>/<project>/*.md) as notes, one memory_save each.
+
+    Identical notes are sent once; of two with the same project and title the later wins.
+    Importing the same vault again changes nothing (the server answers an identical save
+    for free, counted as unchanged). Secrets are redacted by the server before storing.
+    """
+    from agent_cli import vault, vault_sync
+
+    root = vault_path or vault.default_vault()
+    if not root.is_dir():
+        raise RemoteError(f"no vault at {root}: pass --vault PATH (the folder holding one "
+                          "folder per project)")
+    found = vault.read_vault(root, project)
+    for warning in found.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    summary = vault_sync.ImportSummary()
+    if not dry_run and found.notes:
+        settings = config.resolve()
+        with Remote(settings) as remote, click.progressbar(
+                length=len(found.notes), label="importing notes", file=sys.stderr) as bar:
+            summary = vault_sync.import_notes(remote, found.notes,
+                                              memory or settings.memory,
+                                              step=lambda: bar.update(1))
+    skipped = found.skipped + summary.refused
+    report = {
+        "vault": str(root), "files": found.files, "notes": len(found.notes),
+        "dry_run": dry_run, "created": summary.counts["created"],
+        "updated": summary.counts["updated"], "unchanged": summary.counts["unchanged"],
+        "skipped": [{"where": s.where, "title": s.title, "reason": s.reason} for s in skipped],
+        "redacted": summary.redacted, "warnings": found.warnings,
+        "changed_on_import": [{"where": n.where, "title": n.title, "notes": n.notes}
+                              for n in found.notes if n.notes],
+    }
+    if as_json:
+        _print_json(report)
+    else:
+        _print_import(report)
+    if summary.refused:
+        sys.exit(1)
+
+
+def _print_import(report: dict[str, Any]) -> None:
+    if report["dry_run"]:
+        click.echo(f"dry run: {report['notes']} note(s) from {report['files']} file(s) in "
+                   f"{report['vault']} would be sent; nothing was sent")
+    else:
+        click.echo(f"imported {report['notes']} note(s) from {report['files']} file(s): "
+                   f"{report['created']} created, {report['updated']} updated, "
+                   f"{report['unchanged']} unchanged")
+    for change in report["changed_on_import"]:
+        click.echo(f"  {change['where']} ({change['title']}): {'; '.join(change['notes'])}")
+    click.echo(f"skipped {len(report['skipped'])}")
+    for skip in report["skipped"]:
+        click.echo(f"  {skip['where']} ({skip['title'] or 'untitled'}): {skip['reason']}")
+    if report["redacted"]:
+        click.echo(f"{report['redacted']} secret(s) were redacted by the server before "
+                   "storing")
+
+
+@main.command(name="export")
+@click.option("--to", "target", type=click.Path(file_okay=False, path_type=Path),
+              default=Path("echo-memory-vault"), show_default=True,
+              help="Folder to write the vault into (one folder per project).")
+@click.option("--project", help="Only this project  [default: every project].")
+@vault_memory_option
+@_clean_errors
+def export_command(target: Path, project: str | None, memory: str | None) -> None:
+    """Write the server's notes as an EchoVault vault: <DIR>/<project>/<date>-session.md,
+    one file per project and day the note was created, with EchoVault's front matter."""
+    from agent_cli import vault, vault_sync
+
+    settings = config.resolve()
+    memory = memory or settings.memory
+    with Remote(settings) as remote:
+        listing = vault_sync.list_notes(remote, project, memory)
+        notes = []
+        with click.progressbar(listing.ids, label="exporting notes", file=sys.stderr) as ids:
+            for note_id in ids:
+                notes.append(vault_sync.note_details(remote, note_id, memory))
+    written = vault.write_vault(target, notes)
+    projects = {path.parent.name for path in written}
+    click.echo(f"exported {len(notes)} note(s) of {len(projects)} project(s) into {target} "
+               f"({len(written)} file(s))")
+    for name, count in sorted(listing.missed.items()):
+        click.echo(f"warning: {count} older note(s) of {name or 'the project'} not exported: "
+                   f"memory_context lists at most {vault_sync.CONTEXT_LIMIT} per project",
+                   err=True)
+
+
 # --- bridge and config -------------------------------------------------------------------
 
 @main.command(name="mcp")
