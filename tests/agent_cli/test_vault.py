@@ -144,3 +144,21 @@ def test_listing_pages_per_project_and_counts_what_the_tools_cannot_list():
     small = _PagedServer({"web": 3})
     assert list_notes(small, "web", "team").ids == ["web-0", "web-1", "web-2"]
     assert small.calls == [{"limit": 100, "project": "web", "memory": "team"}]
+
+
+def test_broken_front_matter_and_windows_files_are_read_with_a_warning(tmp_path):
+    folder = tmp_path / "infra"
+    folder.mkdir()
+    (folder / "2026-01-05-session.md").write_bytes(
+        "\ufeff---\r\nproject: infra\r\ncreated: 2026-13-45\r\ntags: [a, b\r\n---\r\n\r\n"
+        "## Decisions\r\n\r\n### Terraform state in S3\r\n**What:** State moved to S3.\r\n"
+        .encode())
+    (folder / "2026-01-06-session.md").write_text(
+        "---\n- just\n- a list\n---\n## Mystery\n\n### Odd heading\n**What:** Kept.\n"
+        "**Tags:** x, y\n")
+    vault = read_vault(tmp_path)
+    first, second = vault.notes
+    assert (first.project, first.title, first.what, first.category) == (
+        "infra", "Terraform state in S3", "State moved to S3.", "decision")
+    assert (second.category, second.tags) == ("context", ["x", "y"])
+    assert "not valid YAML" in vault.warnings[0] and "not a mapping" in vault.warnings[1]
