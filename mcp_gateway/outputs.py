@@ -40,11 +40,16 @@ class FactOut(_Out):
     superseded_by: str | None
 
 
-class RankedFact(FactOut):
+class _Ranked(_Out):
     rank: int = Field(description="1 is the best match.")
     score: float | None = Field(description="Cosine similarity to the query, comparable across "
                                             "queries; null when only full text matched.")
-    matched: list[str] = Field(description="Which retrievers found it: vector, text, digest.")
+    matched: list[str] = Field(description="Which retrievers found it: vector, text (digest "
+                                           "for query_memory's digest).")
+
+
+class RankedFact(FactOut, _Ranked):
+    pass
 
 
 class ChainLink(FactOut):
@@ -222,11 +227,8 @@ class NoteSummary(_Out):
     has_details: bool = Field(description="memory_details returns the full details.")
 
 
-class SearchedNote(NoteSummary):
-    rank: int = Field(description="1 is the best match.")
-    score: float | None = Field(description="Cosine similarity to the query; null when only "
-                                            "the words matched.")
-    matched: list[str] = Field(description="Which retrievers found it: vector, text.")
+class SearchedNote(NoteSummary, _Ranked):
+    pass
 
 
 class MemorySearchResult(_Read):
