@@ -137,6 +137,15 @@ def test_the_install_has_no_torch_and_runs_from_its_own_copy(installed):
     assert all(line.startswith(site) for line in where.split()), where
 
 
+def test_the_memory_command_is_installed_and_answers_as_echo_memory_agent_too(installed):
+    """The coding-agent command ships with the package, under its own name and, for machines
+    where EchoVault's `memory` comes first on PATH, under `echo-memory agent`."""
+    direct = _run(installed.bin("memory"), "--help", cwd=installed.workdir)
+    assert "setup" in direct and "import" in direct and "mcp" in direct
+    nested = _run(installed.bin("echo-memory"), "agent", "--help", cwd=installed.workdir)
+    assert "setup" in nested and "import" in nested
+
+
 def test_every_installed_module_imports_with_the_declared_dependencies(installed):
     tops = zipfile.ZipFile(installed.wheel).read(
         next(name for name in zipfile.ZipFile(installed.wheel).namelist()
