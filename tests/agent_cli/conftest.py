@@ -48,3 +48,11 @@ def bridge_environment(**extra: str) -> dict[str, str]:
     env["PYTHONPATH"] = str(WORKTREE)
     env.update(extra)
     return env
+
+
+@pytest.fixture
+def server(box, monkeypatch, live_server, alice):
+    """A live server the `memory` command reaches through its environment, as alice."""
+    monkeypatch.setenv("ECHO_MEM_URL", f"{live_server.url}/mcp")
+    monkeypatch.setenv("ECHO_MEM_API_KEY", alice.plaintext)
+    return live_server

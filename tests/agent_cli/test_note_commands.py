@@ -19,13 +19,6 @@ DETAILS = ("Context:\nLogins failed for users whose session outlived the key rot
            "Decision:\nRotate signing keys with a one-day overlap.")
 
 
-@pytest.fixture
-def server(box, monkeypatch, live_server, alice):
-    monkeypatch.setenv("ECHO_MEM_URL", f"{live_server.url}/mcp")
-    monkeypatch.setenv("ECHO_MEM_API_KEY", alice.plaintext)
-    return live_server
-
-
 def test_save_search_context_details_from_the_shell(box, server):
     saved = box.run("save", "--title", "Overlap JWT signing keys on rotation",
                     "--what", "Signing keys rotate with a one-day overlap.",

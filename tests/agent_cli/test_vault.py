@@ -8,7 +8,6 @@ import re
 import shutil
 from pathlib import Path
 
-import pytest
 import yaml
 
 from agent_cli.vault import read_vault, short_title
@@ -18,13 +17,6 @@ VAULT = Path(__file__).parent / "fixtures" / "vault"
 SECRET = "sk-proj-Q7vX2mN9pL4kR8tY1wZ5aB3cD6eF0gH2jK4lM7nP9qR"
 LONG_TITLE = ("Fixed the checkout total being off by one cent when a coupon and a gift card "
               "are combined")
-
-
-@pytest.fixture
-def server(box, monkeypatch, live_server, alice):
-    monkeypatch.setenv("ECHO_MEM_URL", f"{live_server.url}/mcp")
-    monkeypatch.setenv("ECHO_MEM_API_KEY", alice.plaintext)
-    return live_server
 
 
 def _import(box, *extra: str) -> dict:
