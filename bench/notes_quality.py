@@ -11,13 +11,16 @@ bench/locomo.py):
    without a project (so the distractor project's notes compete).
 3. Three rankings from that one call. hybrid: the tool's results. text only and
    vector only: the two candidate lists memory_search hands to
-   `memories.search.fuse`, each in its own order (the bench wraps fuse to read
-   them; nothing in the product changes). These are the same lists the product
+   `memories.note_ranking.fuse_notes`, each in its own order (the bench wraps it to
+   read them; nothing in the product changes). These are the same lists the product
    fuses, so the comparison is of the fusion, not of two different searches.
 4. recall@k = share of the question's evidence notes in the top k, averaged over
    questions, k = 1, 5, 10, plus MRR of the first evidence hit; per question kind
    (exact / keyword / paraphrase) and overall. Issue 12 asks hybrid > text and
    hybrid > vector at recall@5 overall.
+5. With --cv, the fusion's two constants are chosen by grouped cross-validation over
+   the same candidate lists (bench/notes_fusion.py), and held-out figures are printed
+   beside in-sample ones.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.locomo import apply_overrides, score
 from bench.notes_dataset import DATA, load, problems
+from bench.notes_fusion import Question, cross_validate, print_report
 from bench.setup import bench_principal, fresh_instance, use_cached_embedder
 
 MEMORY = "notes-bench"
@@ -42,10 +46,10 @@ DEPTH = 10
 
 
 class FuseTap:
-    """Wraps memories.search.fuse to keep the candidate lists each search fuses."""
+    """Wraps memories.note_ranking.fuse_notes to keep the candidate lists each search fuses."""
 
-    def __init__(self, search_module) -> None:
-        self.inner = search_module.fuse
+    def __init__(self, ranking_module) -> None:
+        self.inner = ranking_module.fuse_notes
         self.calls: list[tuple[list, list]] = []
 
     def __call__(self, *args, **kwargs):
@@ -97,7 +101,7 @@ def rankings(principal, tap: FuseTap, question: str) -> dict[str, list[str]]:
     reply = call_tool(principal, tool("memory_search"),
                       {"query": question, "limit": DEPTH, "memory": MEMORY})
     if len(tap.calls) != 1:
-        sys.exit(f"memory_search called memories.search.fuse {len(tap.calls)} times for one "
+        sys.exit(f"memory_search called fuse_notes {len(tap.calls)} times for one "
                  "query (expected once, through the module attribute); the bench reads the "
                  "text-only and vector-only lists there. See the module docstring.")
     vector, text = tap.calls[0]
@@ -115,6 +119,11 @@ def main() -> None:
     parser.add_argument("--set", action="append", default=[], metavar="MODULE.NAME=VALUE",
                         help="override a ranking constant for an experiment, e.g. "
                              "search.RRF_K=60 (modules under memories/)")
+    parser.add_argument("--dump", type=Path, help="write each question's candidate lists "
+                        "(set ids and scores) here, for re-fusing offline")
+    parser.add_argument("--cv", action="store_true",
+                        help="choose the fusion constants by grouped cross-validation and "
+                             "print held-out beside in-sample figures")
     parser.add_argument("--show-misses", action="store_true",
                         help="list the questions hybrid misses at 5")
     args = parser.parse_args()
@@ -127,7 +136,7 @@ def main() -> None:
     fresh_instance(indexing="manual")
     cached = use_cached_embedder(queries_too=True)
     apply_overrides(args.set)
-    from memories import search
+    from memories import note_ranking
     from memories.indexing import index_pending
     from memories.services import memory_create
 
@@ -140,13 +149,23 @@ def main() -> None:
     check_indexed(len(notes))
     loaded = time.perf_counter() - started
 
-    tap = FuseTap(search)
-    search.fuse = tap
+    tap = FuseTap(note_ranking)
+    note_ranking.fuse_notes = tap
     totals: dict[tuple[str, str], list[dict[str, float]]] = defaultdict(list)
     misses: list[str] = []
+    dumped: list[dict] = []
+    tapped: list[Question] = []
     started = time.perf_counter()
     for question in questions:
-        for retriever, ids in rankings(principal, tap, question["question"]).items():
+        ranked_by = rankings(principal, tap, question["question"])
+        vector, text = tap.calls[0]
+        tapped.append(Question(question["id"], question["kind"],
+                               tuple(question["evidence"]), vector, text))
+        dumped.append({**question, **{
+            name: [[set_id_of.get(str(c.fact_id), ""), c.score, c.coverage]
+                   for c in candidates]
+            for name, candidates in (("vector", vector), ("text", text))}})
+        for retriever, ids in ranked_by.items():
             ranked = [set_id_of.get(i, "") for i in ids]
             figures = score(ranked, question["evidence"])
             totals[(retriever, question["kind"])].append(figures)
@@ -157,11 +176,21 @@ def main() -> None:
     cached.save()
     asked = time.perf_counter() - started
     figures = report(totals, notes, questions, loaded, asked)
+    if args.cv:
+        result = cross_validate(tapped, tap.inner, DEPTH, score,
+                                lambda hit: set_id_of.get(str(hit.fact_id), ""))
+        print_report(result)
+        figures["cross_validation"] = {
+            "chosen": vars(result["chosen"]),
+            "per_fold": [vars(s) for _, _, s in result["per_fold"]],
+            **{k: result[k] for k in ("held_out", "in_sample", "vector_alone")}}
     if args.show_misses:
         print("\nhybrid misses at 5 (evidence not all in the top 5):")
         print("\n".join(misses) or "none")
     if args.json:
         args.json.write_text(json.dumps(figures, indent=2))
+    if args.dump:
+        args.dump.write_text(json.dumps(dumped))
 
 
 def report(totals, notes, questions, loaded: float, asked: float) -> dict:

@@ -14,7 +14,7 @@ from django.db import transaction
 
 from accounts.principal import Principal
 from echomem.errors import NotFound, ValidationFailed
-from memories import metering, search
+from memories import metering, note_ranking, search
 from memories.models import Memory, Note
 from memories.schemas import MemoryContextArgs, MemoryDetailsArgs, MemorySearchArgs
 from memories.scopes import partition_for
@@ -51,7 +51,7 @@ def memory_search(principal: Principal, args: MemorySearchArgs) -> dict[str, Any
                                       corpus=search.NOTES)
         vector = search.vector_candidates(memory.pk, partition, embedding.result(), pool,
                                           window, corpus=search.NOTES)
-        hits = search.fuse(vector, text, args.limit)
+        hits = note_ranking.fuse_notes(vector, text, args.limit)
     found = len(hits)
     # Paid for before anything is read out for the reply, in a transaction of its own.
     with transaction.atomic():

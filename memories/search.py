@@ -124,6 +124,9 @@ class Candidate(NamedTuple):
     score: float
     source_id: uuid.UUID
     target_id: uuid.UUID
+    # Word matches only: the BM25 score over what a document of average length holding
+    # every query word would score, i.e. about the share of the query's weight matched.
+    coverage: float | None = None
 
 
 @dataclass
@@ -205,7 +208,11 @@ def text_candidates(
             rows = cursor.fetchall()
             if rows:
                 break
-        return [Candidate(row[0], float(row[1]), row[2], row[3]) for row in rows]
+        # With term frequency 1 and average length the BM25 factor is 1, so this is the
+        # score of a document that holds every word of the query.
+        whole = sum(weights.values()) or 1.0
+        return [Candidate(row[0], float(row[1]), row[2], row[3], float(row[1]) / whole)
+                for row in rows]
 
 
 def _candidate_filters(terms: list[tuple[str, int]]) -> list[str]:

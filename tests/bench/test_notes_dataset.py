@@ -76,7 +76,7 @@ def test_fuse_tap_keeps_both_lists_and_the_products_answer():
 
     from bench.notes_quality import FuseTap
 
-    tap = FuseTap(SimpleNamespace(fuse=lambda vector, text, top_k: ["fused", top_k]))
+    tap = FuseTap(SimpleNamespace(fuse_notes=lambda vector, text, top_k: ["fused", top_k]))
     assert tap(["v1", "v2"], ["t1"], 5) == ["fused", 5]
     assert tap(vector=["v3"], text=[], top_k=2) == ["fused", 2]
     assert tap.calls == [(["v1", "v2"], ["t1"]), (["v3"], [])]

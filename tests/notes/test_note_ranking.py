@@ -1,0 +1,67 @@
+"""How memory_search orders notes: meaning first, words only when they cover the question."""
+
+from __future__ import annotations
+
+import uuid
+
+from memories import indexing, note_ranking
+from memories.search import Candidate
+from tests.notes.conftest import note
+
+ENDS = (None, None)
+
+
+def ids(hits) -> list[uuid.UUID]:
+    return [hit.fact_id for hit in hits]
+
+
+def test_a_word_match_on_a_small_share_of_the_question_does_not_reorder_meaning():
+    first, second = uuid.uuid4(), uuid.uuid4()
+    vector = [Candidate(first, 0.52, *ENDS), Candidate(second, 0.49, *ENDS)]
+    # `second` shares one ordinary word with the question: a third of its weight.
+    text = [Candidate(second, 2.1, *ENDS, coverage=0.33)]
+    assert ids(note_ranking.fuse_notes(vector, text, 5)) == [first, second]
+
+
+def test_a_note_holding_most_of_the_question_words_is_lifted_over_closer_meaning():
+    near, pasted = uuid.uuid4(), uuid.uuid4()
+    vector = [Candidate(near, 0.61, *ENDS), Candidate(pasted, 0.55, *ENDS)]
+    text = [Candidate(pasted, 11.0, *ENDS, coverage=0.95)]
+    hits = note_ranking.fuse_notes(vector, text, 5)
+    assert ids(hits) == [pasted, near]
+    assert hits[0].matched == ["vector", "text"] and hits[0].rank == 1
+    bonus = note_ranking.TEXT_WEIGHT * (0.95 - note_ranking.COVERAGE_FLOOR)
+    assert abs(hits[0].fused - (0.55 + bonus)) < 1e-9
+
+
+def test_weak_neighbours_by_meaning_are_left_out_but_word_matches_stay():
+    noise, by_words = uuid.uuid4(), uuid.uuid4()
+    vector = [Candidate(noise, 0.05, *ENDS)]
+    text = [Candidate(by_words, 4.0, *ENDS, coverage=0.2)]
+    assert ids(note_ranking.fuse_notes(vector, text, 5)) == [by_words]
+
+
+def test_a_pasted_error_message_finds_its_note_first_among_near_neighbours(agent):
+    saves = [
+        note(title="Checkout times out under load", category="bug",
+             what="Checkout requests time out after 30s when the payment provider is slow",
+             why=None, impact="Raised the client timeout and added a retry", tags=["timeout"],
+             related_files=["api/checkout.py"], details=None),
+        note(title="Webhook worker times out on large payloads", category="bug",
+             what="psycopg.errors.QueryCanceled: canceling statement due to statement "
+                  "timeout in the webhook worker",
+             why="Bulk upserts of 10k rows ran past statement_timeout=5s",
+             impact="Batch the upserts by 500 rows", tags=["timeout", "postgres"],
+             related_files=["workers/webhooks.py"], details=None),
+        note(title="Login requests time out behind the VPN", category="bug",
+             what="Login calls hang for a minute behind the corporate VPN",
+             why="MTU of the tunnel drops large TLS records", impact="Lowered the MTU",
+             tags=["timeout", "network"], related_files=[], details=None),
+    ]
+    saved = [agent.call("memory_save", body)["result"] for body in saves]
+    assert all(reply["isError"] is False for reply in saved)
+    assert indexing.index_pending() == len(saves)
+    found = agent.call("memory_search", {
+        "query": "QueryCanceled: canceling statement due to statement timeout"})["result"]
+    assert found["results"][0]["id"] == saved[1]["id"]
+    assert found["results"][0]["matched"] == ["vector", "text"]
