@@ -1,6 +1,7 @@
-"""The note search-quality set (bench/data/notes/): loading, integrity checks, word overlap.
+"""The note search-quality sets (bench/data/notes*/): loading, integrity checks, word overlap.
 
-    .venv/bin/python bench/notes_dataset.py     # integrity + the paraphrase share
+    .venv/bin/python bench/notes_dataset.py                            # the first set
+    .venv/bin/python bench/notes_dataset.py --data bench/data/notes-team  # another set
 
 A question counts as paraphrased when it shares no content word with any field of
 its evidence notes (title, what, why, impact, tags, category, related_files,
@@ -14,12 +15,15 @@ holds function words only, never topic words, so it cannot hide an overlap.
 
 from __future__ import annotations
 
+import argparse
 import json
 import re
 import sys
 from pathlib import Path
 
 DATA = Path(__file__).resolve().parent / "data" / "notes"
+# Every set in the repository; tests check each one the same way.
+DATASETS = (DATA, DATA.parent / "notes-team")
 CATEGORIES = frozenset({"decision", "bug", "pattern", "learning", "context"})
 KINDS = frozenset({"exact", "keyword", "paraphrase"})
 TITLE_CHARS = 60
@@ -133,6 +137,9 @@ def problems(notes: list[dict], questions: list[dict]) -> list[str]:
         overlap = shared_words(question, by_id)
         if question["kind"] == "paraphrase" and overlap:
             found.append(f"{question['id']}: marked paraphrase but shares {sorted(overlap)}")
+        if question["kind"] != "paraphrase" and not overlap:
+            found.append(f"{question['id']}: marked {question['kind']} but shares no word "
+                         "with its evidence (mark it paraphrase)")
     if questions and not found:
         share = paraphrase_share(notes, questions)
         if share < MIN_PARAPHRASE_SHARE:
@@ -140,8 +147,14 @@ def problems(notes: list[dict], questions: list[dict]) -> list[str]:
     return found
 
 
-def main() -> int:
-    notes, questions = load()
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Check a note search-quality set.")
+    parser.add_argument("--data", type=Path, default=DATA,
+                        help="folder with notes.jsonl and questions.jsonl (default: %(default)s)")
+    folder = parser.parse_args(argv).data
+    if not (folder / "notes.jsonl").is_file() or not (folder / "questions.jsonl").is_file():
+        parser.error(f"--data {folder}: needs notes.jsonl and questions.jsonl in that folder")
+    notes, questions = load(folder)
     projects = sorted({note["project"] for note in notes})
     print(f"{len(notes)} notes ({', '.join(projects)}), {len(questions)} questions")
     for project in projects:

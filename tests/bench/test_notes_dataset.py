@@ -1,4 +1,4 @@
-"""The note search-quality set is sound: the figures bench/notes_quality.py prints rest on it."""
+"""The note search-quality sets are sound: bench/notes_quality.py's figures rest on them."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from bench import notes_dataset
 from bench.notes_dataset import content_words, load, paraphrase_share, problems
 
 
-@pytest.fixture(scope="module")
-def dataset():
-    return load()
+@pytest.fixture(scope="module", params=notes_dataset.DATASETS, ids=lambda folder: folder.name)
+def dataset(request):
+    return load(request.param)
 
 
 def test_the_set_has_no_problems(dataset):
@@ -64,6 +64,45 @@ def test_checker_catches_overlap_and_bad_rows():
     assert any("title has 61" in line for line in found)
     assert any("category 'idea'" in line for line in found)
     assert any("missing ['n9']" in line for line in found)
+
+
+def test_the_team_set_is_a_year_of_four_projects():
+    # Issue 12's second, blind set: a team's vault, bigger and spread over four projects.
+    notes, questions = load(notes_dataset.DATA.parent / "notes-team")
+    projects = {note["project"] for note in notes}
+    assert len(notes) >= 240 and len(projects) == 4
+    assert len(questions) >= 120
+    project_of = {note["id"]: note["project"] for note in notes}
+    asked_about = {project_of[note_id] for q in questions for note_id in q["evidence"]}
+    assert asked_about == projects
+    assert sum(1 for q in questions if len(q["evidence"]) == 2) >= 3
+    kinds = {q["kind"] for q in questions}
+    assert kinds == notes_dataset.KINDS
+
+
+def test_a_question_sharing_nothing_must_be_marked_paraphrase():
+    note = {"id": "n1", "project": "p", "category": "bug", "title": "Dropped webhooks",
+            "what": "The relay lost rows.", "why": None, "impact": None, "tags": [],
+            "related_files": [], "details": None}
+    mislabelled = {"id": "q1", "question": "Why do callbacks vanish?", "evidence": ["n1"],
+                   "kind": "keyword"}
+    assert problems([note], [mislabelled]) == [
+        "q1: marked keyword but shares no word with its evidence (mark it paraphrase)"]
+
+
+def test_every_set_is_listed_and_present():
+    # A set added under bench/data/ but not to DATASETS would escape these checks.
+    folders = {p.parent for p in notes_dataset.DATA.parent.glob("*/notes.jsonl")}
+    assert folders == set(notes_dataset.DATASETS)
+
+
+def test_cli_checks_the_folder_given_with_data(capsys):
+    folder = notes_dataset.DATA.parent / "notes-team"
+    assert notes_dataset.main(["--data", str(folder)]) == 0
+    notes, _ = load(folder)
+    assert f"{len(notes)} notes" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        notes_dataset.main(["--data", str(folder / "absent")])
 
 
 def test_stopwords_are_function_words_only():
