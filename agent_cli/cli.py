@@ -353,6 +353,15 @@ vault_memory_option = click.option(
     "--memory", help="Memory to use  [default: ECHO_MEM_MEMORY, else the key's].")
 
 
+def _patient_remote(settings: config.Settings) -> Remote:
+    """A Remote for long jobs: on the server's rate limit it waits, says so, and goes on."""
+    def waiting(seconds: float) -> None:
+        click.echo(f"\nrate limited by the server: waiting {seconds:g} s, then going on",
+                   err=True)
+
+    return Remote(settings, on_rate_limit=waiting)
+
+
 @main.command(name="import")
 @click.option("--vault", "vault_path", type=click.Path(file_okay=False, path_type=Path),
               help="The EchoVault vault  [default: ~/.memory/vault].")
@@ -382,7 +391,7 @@ def import_command(vault_path: Path | None, project: str | None, memory: str | N
     summary = vault_sync.ImportSummary()
     if not dry_run and found.notes:
         settings = config.resolve()
-        with Remote(settings) as remote, click.progressbar(
+        with _patient_remote(settings) as remote, click.progressbar(
                 length=len(found.notes), label="importing notes", file=sys.stderr) as bar:
             summary = vault_sync.import_notes(remote, found.notes,
                                               memory or settings.memory,
@@ -437,20 +446,16 @@ def export_command(target: Path, project: str | None, memory: str | None) -> Non
 
     settings = config.resolve()
     memory = memory or settings.memory
-    with Remote(settings) as remote:
-        listing = vault_sync.list_notes(remote, project, memory)
+    with _patient_remote(settings) as remote:
+        listed = vault_sync.list_notes(remote, project, memory)
         notes = []
-        with click.progressbar(listing.ids, label="exporting notes", file=sys.stderr) as ids:
+        with click.progressbar(listed, label="exporting notes", file=sys.stderr) as ids:
             for note_id in ids:
                 notes.append(vault_sync.note_details(remote, note_id, memory))
     written = vault.write_vault(target, notes)
     projects = {path.parent.name for path in written}
     click.echo(f"exported {len(notes)} note(s) of {len(projects)} project(s) into {target} "
                f"({len(written)} file(s))")
-    for name, count in sorted(listing.missed.items()):
-        click.echo(f"warning: {count} older note(s) of {name or 'the project'} not exported: "
-                   f"memory_context lists at most {vault_sync.CONTEXT_LIMIT} per project",
-                   err=True)
 
 
 # --- bridge and config -------------------------------------------------------------------
