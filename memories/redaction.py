@@ -5,7 +5,8 @@ other secrets first (private keys, `<redacted>` marks), then the providers' key
 formats, then the generic shapes (bearer tokens, passwords in URLs and assignments).
 Each match becomes `[REDACTED:<kind>]`, so a reader still sees that something was
 there and what it was. An account adds its own regexes (Account.redaction_patterns,
-checked by `check_user_patterns` when saved) and may switch redaction off
+checked by `check_user_patterns` when saved: each must compile, match something, and not
+risk catastrophic backtracking, memories/regex_safety.py) and may switch redaction off
 (Account.redact_secrets, on by default).
 
 Not secrets, and never touched: UUIDs, git SHAs (40/64 hex), hashes in URL paths,
@@ -20,6 +21,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from echomem.errors import ValidationFailed
+from memories.regex_safety import backtracking_risk
 
 PLACEHOLDER = "[REDACTED:{kind}]"
 MAX_USER_PATTERNS = 50
@@ -147,6 +149,10 @@ def check_user_patterns(patterns: object) -> list[str]:
                                    f"expression: {exc}", field=where,
                                    fix="correct it (Python regular expression syntax), or "
                                        "escape literal characters such as ( [ . * +") from None
+        risk = backtracking_risk(pattern)
+        if risk:
+            raise ValidationFailed(f"pattern {index + 1} ({pattern!r}) could take minutes on "
+                                   f"one long text: {risk[0]}", field=where, fix=risk[1])
         if regex.search(""):
             raise ValidationFailed(f"pattern {index + 1} ({pattern!r}) matches empty text, so "
                                    "it would redact everywhere", field=where,
@@ -167,10 +173,14 @@ def redactor_for(account_id: int) -> Redactor:
     enabled, patterns = row
     compiled = []
     for pattern in patterns or []:
+        # Checked when saved; one stored before a check existed (or that a newer Python
+        # reads differently) and now fails it is skipped rather than run.
         try:
-            compiled.append(re.compile(pattern))
-        except re.error:  # checked when saved; a pattern that no longer compiles is skipped
+            regex = re.compile(pattern)
+        except re.error:
             continue
+        if backtracking_risk(pattern) is None:
+            compiled.append(regex)
     return Redactor(enabled=enabled, user_patterns=tuple(compiled))
 
 
