@@ -149,15 +149,15 @@ def check_user_patterns(patterns: object) -> list[str]:
                                    f"expression: {exc}", field=where,
                                    fix="correct it (Python regular expression syntax), or "
                                        "escape literal characters such as ( [ . * +") from None
-        risk = backtracking_risk(pattern)
-        if risk:
-            raise ValidationFailed(f"pattern {index + 1} ({pattern!r}) could take minutes on "
-                                   f"one long text: {risk[0]}", field=where, fix=risk[1])
         if regex.search(""):
             raise ValidationFailed(f"pattern {index + 1} ({pattern!r}) matches empty text, so "
                                    "it would redact everywhere", field=where,
                                    fix="make it require at least one character, e.g. use + "
                                        "instead of *")
+        risk = backtracking_risk(pattern)
+        if risk:
+            raise ValidationFailed(f"pattern {index + 1} ({pattern!r}) could take minutes on "
+                                   f"one long text: {risk[0]}", field=where, fix=risk[1])
         kept.append(pattern)
     return kept
 
@@ -171,8 +171,13 @@ def redactor_for(account_id: int) -> Redactor:
     if row is None:
         return Redactor()
     enabled, patterns = row
+    return redactor_with(enabled=enabled, patterns=patterns or [])
+
+
+def redactor_with(*, enabled: bool, patterns: Iterable[str]) -> Redactor:
+    """A redactor for these settings (an account's, or a form's not yet saved)."""
     compiled = []
-    for pattern in patterns or []:
+    for pattern in patterns:
         # Checked when saved; one stored before a check existed (or that a newer Python
         # reads differently) and now fails it is skipped rather than run.
         try:
