@@ -12,13 +12,14 @@ from typing import Any
 
 import click
 
-from agent_cli import clients, config
+from agent_cli import clients, config, created_dirs
 from agent_cli.remote import Remote, RemoteError, ToolError
 from echomem.agent_clients import SERVER_NAME
 
 CURRENT = "\0current"  # --project given without a value: this directory's project
 CATEGORIES = ("decision", "bug", "pattern", "learning", "context")
 DELETE_TOOLS = ("memory_delete", "memory_forget")
+NOTE_TOOLS = ("memory_save", "memory_search", "memory_context", "memory_details")
 
 
 def _clean_errors(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -152,13 +153,22 @@ def _advise_on_key(client: str, stdio: bool, settings: config.Settings) -> None:
 
 
 def _check(settings: config.Settings, project: str | None) -> None:
+    """tools/list against the endpoint the client will use; any failure exits 1 with what
+    to fix, since a config that cannot connect is not a finished setup."""
     try:
         with Remote(settings, project=project) as remote:
             names = [tool["name"] for tool in remote.list_tools()]
+        absent = [name for name in NOTE_TOOLS if name not in names]
+        if absent:
+            raise RemoteError(f"{settings.url} answers, but without the note tools "
+                              f"({', '.join(absent)}): it is an older Echo Memory or another "
+                              "MCP server; point ECHO_MEM_URL at an Echo Memory endpoint that "
+                              "has them (upgrade the server)")
     except RemoteError as exc:
         click.echo(f"check failed: {exc}", err=True)
         click.echo("The config is written; fix the above, then run the same `memory setup` "
-                   "again to check (it changes nothing the second time).", err=True)
+                   "again to check (it changes nothing the second time), or pass "
+                   "--no-check to skip the check.", err=True)
         sys.exit(1)
     click.echo(f"check: {settings.url} answers tools/list with {len(names)} tools "
                f"({', '.join(names)}); restart the client to load them.")
@@ -171,12 +181,17 @@ def _check(settings: config.Settings, project: str | None) -> None:
 @_clean_errors
 def uninstall(client: str, in_project: bool, name: str) -> None:
     """Remove Echo Memory from CLIENT's MCP config (and, for Codex, the AGENTS.md block),
-    leaving everything else in those files as it was."""
+    leaving everything else in those files as it was. A file left empty is deleted, and so
+    is a folder that setup created and that is now empty; folders that were there before
+    setup always stay."""
     changes = clients.plan(client, install=False, project_root=_root(in_project), stdio=False,
                            url=None, name=name)
     _show(changes)
     for change in changes:
         change.apply()
+    deleted = [c.path for c in changes if c.changed and c.after is None]
+    for folder in created_dirs.tidy(deleted):
+        click.echo(f"{clients.shown(folder)}/: deleted (setup made it; it is empty now)")
 
 
 # --- notes ---------------------------------------------------------------------------------

@@ -114,7 +114,10 @@ class Remote:
         if reply.status_code == 404 and not self.session:
             return RemoteError(f"{self.settings.url} is not an MCP endpoint (404): the URL "
                                "ends in /mcp")
-        return RemoteError(f"the server answered {reply.status_code}: {detail}")
+        hint = ""
+        if not self.session and not self.settings.url.rstrip("/").endswith("/mcp"):
+            hint = " (is the URL the MCP endpoint? it ends in /mcp)"
+        return RemoteError(f"the server answered {reply.status_code}: {detail}{hint}")
 
     def _rpc(self, method: str, params: dict[str, Any], *, retry: bool = True) -> Any:
         if self.session is None and method != "initialize":
