@@ -349,8 +349,9 @@ def delete(note_id: str, memory: str | None, yes: bool, as_json: bool) -> None:
         tool = next((name for name in DELETE_TOOLS if name in names), None)
         if tool is None:
             raise RemoteError(f"deleting notes is not supported by this server "
-                              f"({settings.url} offers no {' or '.join(DELETE_TOOLS)} tool); "
-                              "erase it from the web explorer instead")
+                              f"({settings.url} offers no {' or '.join(DELETE_TOOLS)} tool): "
+                              "a note's text leaves the server only with its memory, which "
+                              "an owner or admin deletes in the dashboard")
         if not yes and not as_json:
             click.confirm(f"Erase note {note_id} for good?", abort=True)
         arguments: dict[str, Any] = {"id": note_id}
