@@ -15,7 +15,7 @@ from memories.regex_safety import backtracking_risk
 
 RISKY = [
     r"(a+)+b",            # a repeat inside a repeat
-    r"(\w+\s?)*$",
+    r"(\w+\s?)+$",
     r"(a|a?)+b",
     r"(.*a){12}",         # a counted repeat of an unbounded one: n^12 splits
     r"(a|aa)*b",          # Python reads it as (a(|a))*: an empty branch under a repeat
