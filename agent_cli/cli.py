@@ -12,13 +12,14 @@ from typing import Any
 
 import click
 
-from agent_cli import clients, config
+from agent_cli import clients, config, created_dirs
 from agent_cli.remote import Remote, RemoteError, ToolError
 from echomem.agent_clients import SERVER_NAME
 
 CURRENT = "\0current"  # --project given without a value: this directory's project
 CATEGORIES = ("decision", "bug", "pattern", "learning", "context")
 DELETE_TOOLS = ("memory_delete", "memory_forget")
+NOTE_TOOLS = ("memory_save", "memory_search", "memory_context", "memory_details")
 
 
 def _clean_errors(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -152,13 +153,22 @@ def _advise_on_key(client: str, stdio: bool, settings: config.Settings) -> None:
 
 
 def _check(settings: config.Settings, project: str | None) -> None:
+    """tools/list against the endpoint the client will use; any failure exits 1 with what
+    to fix, since a config that cannot connect is not a finished setup."""
     try:
         with Remote(settings, project=project) as remote:
             names = [tool["name"] for tool in remote.list_tools()]
+        absent = [name for name in NOTE_TOOLS if name not in names]
+        if absent:
+            raise RemoteError(f"{settings.url} answers, but without the note tools "
+                              f"({', '.join(absent)}): it is an older Echo Memory or another "
+                              "MCP server; point ECHO_MEM_URL at an Echo Memory endpoint that "
+                              "has them (upgrade the server)")
     except RemoteError as exc:
         click.echo(f"check failed: {exc}", err=True)
         click.echo("The config is written; fix the above, then run the same `memory setup` "
-                   "again to check (it changes nothing the second time).", err=True)
+                   "again to check (it changes nothing the second time), or pass "
+                   "--no-check to skip the check.", err=True)
         sys.exit(1)
     click.echo(f"check: {settings.url} answers tools/list with {len(names)} tools "
                f"({', '.join(names)}); restart the client to load them.")
@@ -171,12 +181,17 @@ def _check(settings: config.Settings, project: str | None) -> None:
 @_clean_errors
 def uninstall(client: str, in_project: bool, name: str) -> None:
     """Remove Echo Memory from CLIENT's MCP config (and, for Codex, the AGENTS.md block),
-    leaving everything else in those files as it was."""
+    leaving everything else in those files as it was. A file left empty is deleted, and so
+    is a folder that setup created and that is now empty; folders that were there before
+    setup always stay."""
     changes = clients.plan(client, install=False, project_root=_root(in_project), stdio=False,
                            url=None, name=name)
     _show(changes)
     for change in changes:
         change.apply()
+    deleted = [c.path for c in changes if c.changed and c.after is None]
+    for folder in created_dirs.tidy(deleted):
+        click.echo(f"{clients.shown(folder)}/: deleted (setup made it; it is empty now)")
 
 
 # --- notes ---------------------------------------------------------------------------------
@@ -334,8 +349,9 @@ def delete(note_id: str, memory: str | None, yes: bool, as_json: bool) -> None:
         tool = next((name for name in DELETE_TOOLS if name in names), None)
         if tool is None:
             raise RemoteError(f"deleting notes is not supported by this server "
-                              f"({settings.url} offers no {' or '.join(DELETE_TOOLS)} tool); "
-                              "erase it from the web explorer instead")
+                              f"({settings.url} offers no {' or '.join(DELETE_TOOLS)} tool): "
+                              "a note's text leaves the server only with its memory, which "
+                              "an owner or admin deletes in the dashboard")
         if not yes and not as_json:
             click.confirm(f"Erase note {note_id} for good?", abort=True)
         arguments: dict[str, Any] = {"id": note_id}
@@ -351,6 +367,15 @@ def delete(note_id: str, memory: str | None, yes: bool, as_json: bool) -> None:
 
 vault_memory_option = click.option(
     "--memory", help="Memory to use  [default: ECHO_MEM_MEMORY, else the key's].")
+
+
+def _patient_remote(settings: config.Settings) -> Remote:
+    """A Remote for long jobs: on the server's rate limit it waits, says so, and goes on."""
+    def waiting(seconds: float) -> None:
+        click.echo(f"\nrate limited by the server: waiting {seconds:g} s, then going on",
+                   err=True)
+
+    return Remote(settings, on_rate_limit=waiting)
 
 
 @main.command(name="import")
@@ -382,7 +407,7 @@ def import_command(vault_path: Path | None, project: str | None, memory: str | N
     summary = vault_sync.ImportSummary()
     if not dry_run and found.notes:
         settings = config.resolve()
-        with Remote(settings) as remote, click.progressbar(
+        with _patient_remote(settings) as remote, click.progressbar(
                 length=len(found.notes), label="importing notes", file=sys.stderr) as bar:
             summary = vault_sync.import_notes(remote, found.notes,
                                               memory or settings.memory,
@@ -437,20 +462,16 @@ def export_command(target: Path, project: str | None, memory: str | None) -> Non
 
     settings = config.resolve()
     memory = memory or settings.memory
-    with Remote(settings) as remote:
-        listing = vault_sync.list_notes(remote, project, memory)
+    with _patient_remote(settings) as remote:
+        listed = vault_sync.list_notes(remote, project, memory)
         notes = []
-        with click.progressbar(listing.ids, label="exporting notes", file=sys.stderr) as ids:
+        with click.progressbar(listed, label="exporting notes", file=sys.stderr) as ids:
             for note_id in ids:
                 notes.append(vault_sync.note_details(remote, note_id, memory))
     written = vault.write_vault(target, notes)
     projects = {path.parent.name for path in written}
     click.echo(f"exported {len(notes)} note(s) of {len(projects)} project(s) into {target} "
                f"({len(written)} file(s))")
-    for name, count in sorted(listing.missed.items()):
-        click.echo(f"warning: {count} older note(s) of {name or 'the project'} not exported: "
-                   f"memory_context lists at most {vault_sync.CONTEXT_LIMIT} per project",
-                   err=True)
 
 
 # --- bridge and config -------------------------------------------------------------------

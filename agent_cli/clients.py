@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agent_cli import jsonc, tomlfile
+from agent_cli import created_dirs, jsonc, tomlfile
 from agent_cli.remote import PROJECT_HEADER
 from echomem.agent_clients import KEY_ENV, REMOTE_CLIENTS, SERVERS_KEY, http_entry, stdio_entry
 
@@ -50,7 +50,7 @@ class Change:
         return self.before != self.after
 
     def summary(self) -> str:
-        where = _shown(self.path)
+        where = shown(self.path)
         if not self.changed:
             return f"{where}: already up to date"
         if self.before is None:
@@ -72,7 +72,9 @@ class Change:
             return
         # A dotfile manager's symlink stays a symlink: the file it points to is edited.
         target = self.path.resolve() if self.path.is_symlink() else self.path
+        made = created_dirs.missing(target.parent)
         target.parent.mkdir(parents=True, exist_ok=True)
+        created_dirs.remember(made)
         mode = target.stat().st_mode & 0o777 if target.exists() else None
         temporary = target.with_name(target.name + ".echo-memory.tmp")
         temporary.write_text(self.after, encoding="utf-8", newline="")
@@ -81,7 +83,7 @@ class Change:
         os.replace(temporary, target)  # whole or nothing: a client never reads half
 
 
-def _shown(path: Path) -> str:
+def shown(path: Path) -> str:
     home = Path.home()
     try:
         return "~/" + str(path.relative_to(home))

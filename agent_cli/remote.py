@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import contextlib
 import json
+import time
+from collections.abc import Callable
 from typing import Any
 
 import httpx
@@ -29,8 +31,15 @@ class ToolError(RemoteError):
     """The tool answered with isError: its message says what to change."""
 
 
+# A long job (import, export) waits out the server's rate limit instead of stopping half way;
+# the server says how long in Retry-After, and refused requests did nothing, so a retry is safe.
+MAX_RATE_WAIT_SECONDS = 120
+MAX_RATE_WAITS = 50
+
+
 class Remote:
-    def __init__(self, settings: Settings, *, project: str | None = None, timeout: float = 60):
+    def __init__(self, settings: Settings, *, project: str | None = None, timeout: float = 60,
+                 on_rate_limit: Callable[[float], None] | None = None):
         if not settings.url:
             raise RemoteError(
                 "no Echo Memory endpoint is configured: set ECHO_MEM_URL (for example "
@@ -46,6 +55,9 @@ class Remote:
         self.http = httpx.Client(headers=headers, timeout=timeout)
         self.session: str | None = None
         self.ids = 0
+        # Set: wait and retry on 429 (called with the seconds first); None: raise at once.
+        self.on_rate_limit = on_rate_limit
+        self.rate_waits = 0
 
     def __enter__(self) -> Remote:
         return self
@@ -60,10 +72,22 @@ class Remote:
             self.session = None
         self.http.close()
 
-    def _post(self, body: dict[str, Any]) -> httpx.Response:
-        headers = {}
-        if self.session:
-            headers = {"Mcp-Session-Id": self.session, "MCP-Protocol-Version": PROTOCOL}
+    def _post(self, body: dict[str, Any], headers: dict[str, str] | None = None
+              ) -> httpx.Response:
+        if headers is None:
+            headers = ({"Mcp-Session-Id": self.session, "MCP-Protocol-Version": PROTOCOL}
+                       if self.session else {})
+        while True:
+            reply = self._send(body, headers)
+            if (reply.status_code != 429 or self.on_rate_limit is None
+                    or self.rate_waits >= MAX_RATE_WAITS):
+                return reply
+            self.rate_waits += 1
+            wait = _retry_after(reply)
+            self.on_rate_limit(wait)
+            time.sleep(wait)
+
+    def _send(self, body: dict[str, Any], headers: dict[str, str]) -> httpx.Response:
         try:
             return self.http.post(self.settings.url, json=body, headers=headers)
         except httpx.ConnectError as exc:
@@ -90,7 +114,10 @@ class Remote:
         if reply.status_code == 404 and not self.session:
             return RemoteError(f"{self.settings.url} is not an MCP endpoint (404): the URL "
                                "ends in /mcp")
-        return RemoteError(f"the server answered {reply.status_code}: {detail}")
+        hint = ""
+        if not self.session and not self.settings.url.rstrip("/").endswith("/mcp"):
+            hint = " (is the URL the MCP endpoint? it ends in /mcp)"
+        return RemoteError(f"the server answered {reply.status_code}: {detail}{hint}")
 
     def _rpc(self, method: str, params: dict[str, Any], *, retry: bool = True) -> Any:
         if self.session is None and method != "initialize":
@@ -104,6 +131,11 @@ class Remote:
         if reply.status_code != 200:
             raise self._explain(reply)
         message = _message(reply, self.ids)
+        if not isinstance(message, dict) or not isinstance(
+                message.get("result", message.get("error")), dict):
+            raise RemoteError(f"{self.settings.url} answered {method} with JSON that is not an "
+                              "MCP reply: is the URL the server's MCP endpoint (it ends in "
+                              "/mcp)?")
         if "error" in message:
             error = message["error"]
             raise RemoteError(f"{method} failed: {error.get('message')} "
@@ -117,10 +149,7 @@ class Remote:
                                  "clientInfo": CLIENT_INFO})
         headers = {"Mcp-Session-Id": self.session or "", "MCP-Protocol-Version": PROTOCOL}
         body = {"jsonrpc": "2.0", "method": "notifications/initialized", "params": {}}
-        try:
-            self.http.post(self.settings.url, json=body, headers=headers)
-        except httpx.HTTPError as exc:
-            raise RemoteError(f"the request to {self.settings.url} failed: {exc}") from exc
+        self._post(body, headers)
 
     def list_tools(self) -> list[dict[str, Any]]:
         tools: list[dict[str, Any]] = []
@@ -149,6 +178,14 @@ class Remote:
         except ValueError:
             return {"text": text}
         return parsed if isinstance(parsed, dict) else {"results": parsed}
+
+
+def _retry_after(reply: httpx.Response) -> float:
+    try:
+        seconds = float(reply.headers.get("Retry-After", "1"))
+    except ValueError:
+        seconds = 1.0
+    return min(max(seconds, 0.5), MAX_RATE_WAIT_SECONDS)
 
 
 def _text(result: dict[str, Any]) -> str:

@@ -1,5 +1,5 @@
-"""Moving a vault's notes to the server (memory_save, one call each) and back (memory_context
-to list, memory_details for each note)."""
+"""Moving a vault's notes to the server (memory_save, one call each) and back (memory_context,
+page after page, to list; memory_details for each note)."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent_cli.remote import Remote, ToolError
+from agent_cli.remote import Remote, RemoteError, ToolError
 from agent_cli.vault import Skipped, VaultNote
 
-CONTEXT_LIMIT = 100  # memory_context's largest page; it has no offset
+CONTEXT_LIMIT = 100  # memory_context's largest page
 
 
 @dataclass
@@ -45,47 +45,33 @@ def import_notes(remote: Remote, notes: Iterable[VaultNote], memory: str | None,
     return summary
 
 
-@dataclass
-class Listing:
-    ids: list[str] = field(default_factory=list)
-    missed: dict[str, int] = field(default_factory=dict)  # project -> notes not listed
-
-
-def list_notes(remote: Remote, project: str | None, memory: str | None) -> Listing:
-    """Every note id the tools can list: memory_context pages at most CONTEXT_LIMIT notes and
-    has no offset, so a project with more is listed as far as its newest CONTEXT_LIMIT, and
-    the rest are counted in `missed`."""
-    listing = Listing()
-
-    def context(name: str | None) -> dict[str, Any]:
-        arguments: dict[str, Any] = {"limit": CONTEXT_LIMIT}
-        if name is not None:
-            arguments["project"] = name
-        if memory:
-            arguments["memory"] = memory
-        return remote.call("memory_context", arguments)
-
-    first = context(project)
-    rows = list(first.get("memories") or [])
-    if project is None and first.get("total", 0) > len(rows):
-        projects = sorted({row.get("project") or "" for row in rows} - {""})
-        rows = [row for row in rows if not row.get("project")]
-        for name in projects:
-            page = context(name)
-            rows += page.get("memories") or []
-            if page.get("total", 0) > len(page.get("memories") or []):
-                listing.missed[name] = page["total"] - len(page["memories"])
-        other = first["total"] - len(rows) - sum(listing.missed.values())
-        if other > 0:  # projects none of whose notes are among the newest CONTEXT_LIMIT
-            listing.missed["(projects not listed)"] = other
-    elif first.get("total", 0) > len(rows):
-        listing.missed[project or ""] = first["total"] - len(rows)
+def list_notes(remote: Remote, project: str | None, memory: str | None,
+               page_size: int = CONTEXT_LIMIT) -> list[str]:
+    """Every note id in the memory (or the project), newest first: memory_context pages of
+    `page_size`, each asking for the notes after the previous page's next_cursor."""
+    ids: list[str] = []
     seen: set[str] = set()
-    for row in rows:
-        if row["id"] not in seen:
-            seen.add(row["id"])
-            listing.ids.append(row["id"])
-    return listing
+    cursor: str | None = None
+    while True:
+        arguments: dict[str, Any] = {"limit": page_size}
+        for name, value in (("project", project), ("memory", memory), ("cursor", cursor)):
+            if value:
+                arguments[name] = value
+        page = remote.call("memory_context", arguments)
+        for row in page.get("memories") or []:
+            if row["id"] not in seen:
+                seen.add(row["id"])
+                ids.append(row["id"])
+        if "next_cursor" not in page and page.get("total", 0) > len(ids):
+            raise RemoteError(f"the server lists only {len(ids)} of {page['total']} notes: it "
+                              "predates memory_context paging (next_cursor); upgrade it, "
+                              "then export again")
+        cursor = page.get("next_cursor")
+        if not cursor:
+            return ids
+        if not page.get("memories"):
+            raise RemoteError("memory_context answered an empty page with a next_cursor; "
+                              "the export stops rather than loop: report this server bug")
 
 
 def note_details(remote: Remote, note_id: str, memory: str | None) -> dict[str, Any]:

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import getpass
 import os
+import shutil
 import sys
 from collections.abc import Callable
 from functools import wraps
+from pathlib import Path
 from typing import Any
 
 import click
@@ -125,6 +127,12 @@ def quickstart(host: str, port: int, username: str | None, new_key: bool, no_ser
     click.echo("\nConnect Claude Code:")
     click.echo(f'  claude mcp add --transport http echo-memory {endpoint} '
                f'--header "Authorization: Bearer {shown_key}"')
+    # The `memory` command finds this server by itself and keeps the key out of the
+    # client's config (docs/coding-agents.md).
+    click.echo("\nOr any coding agent (claude-code, cursor, codex, opencode, windsurf, "
+               "claude-desktop), with the key read from your environment:")
+    click.echo(f"  export ECHO_MEM_API_KEY={shown_key}")
+    click.echo(f"  {_memory_command()} setup claude-code")
     from django.conf import settings
 
     from web.password_reset import sign_in_link
@@ -169,6 +177,16 @@ def serve_command(host: str, port: int, workers: int, threads: int) -> None:
     _say_who_needs_no_key(host)
     sys.stdout.flush()
     serve(home=runtime.home, host=host, port=port, workers=workers, threads=threads)
+
+
+def _memory_command() -> str:
+    """`memory` as the person can run it: by path when it is not the one on PATH (a checkout's
+    .venv/bin, or EchoVault's own `memory` first on PATH)."""
+    beside = Path(sys.executable).parent / "memory"
+    found = shutil.which("memory")
+    if beside.exists() and (found is None or Path(found).resolve() != beside.resolve()):
+        return str(beside)
+    return "memory"
 
 
 def _say_who_needs_no_key(host: str) -> None:

@@ -254,6 +254,8 @@ class MemoryContextResult(_Read):
     total: int = Field(description="Notes in this scope (and project).")
     showing: int
     memories: list[ContextNote] = Field(description="Most recently saved first.")
+    next_cursor: str | None = Field(
+        description="Pass it as cursor for the notes after these; null when none are left.")
     memory: str
     scope: str
     project: str | None

@@ -6,11 +6,14 @@ left (and refused when none are), like query_memory.
 
 from __future__ import annotations
 
+import base64
 import re
 import uuid
+from datetime import datetime
 from typing import Any
 
 from django.db import transaction
+from django.db.models import Q
 
 from accounts.principal import Principal
 from echomem.errors import NotFound, ValidationFailed
@@ -73,18 +76,52 @@ def memory_context(principal: Principal, args: MemoryContextArgs) -> dict[str, A
     notes = Note.objects.filter(memory=memory, partition=partition)
     if args.project:
         notes = notes.filter(project=args.project)
+    page = notes
+    if args.cursor is not None:
+        updated_at, note_id = _position(args.cursor)
+        page = notes.filter(Q(updated_at__lt=updated_at)
+                            | Q(updated_at=updated_at, pk__lt=note_id))
     with transaction.atomic():
         total = notes.count()
-        rows = list(notes.only(*SUMMARY_FIELDS).order_by("-updated_at")[:args.limit])
-        rows = rows[:metering.charge(principal, memory, "memory_context", [1] * len(rows))]
+        # One past the page says whether a next page exists without a second count.
+        rows = list(page.only(*SUMMARY_FIELDS).order_by("-updated_at", "-pk")[:args.limit + 1])
+        more = len(rows) > args.limit
+        rows = rows[:args.limit]
+        listed = len(rows)
+        paid = metering.charge(principal, memory, "memory_context", [1] * listed)
+        more, rows = more or paid < listed, rows[:paid]
     memories = [{"id": str(n.pk), "title": n.title, "category": n.category, "tags": n.tags,
                  "project": n.project or None, "date": n.updated_at.date().isoformat(),
                  "updated_at": n.updated_at, "has_details": bool(n.details)} for n in rows]
-    reply = _read_reply(memory, args, {"total": total, "showing": len(memories),
-                                       "memories": memories}, len(memories),
-                        min(total, args.limit))
+    reply = _read_reply(memory, args, {
+        "total": total, "showing": len(memories), "memories": memories,
+        "next_cursor": _cursor_after(rows[-1]) if more and rows else None,
+    }, len(memories), listed)
     reply["message"] = " ".join(filter(None, [reply.get("message"), CONTEXT_MESSAGE]))
     return reply
+
+
+def _cursor_after(note: Note) -> str:
+    """Where the next page starts, opaque to clients: the last note's (updated_at, id),
+    the order memory_context lists in, so notes saved meanwhile do not shift the pages."""
+    raw = f"{note.updated_at.isoformat()}|{note.pk}"
+    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+
+
+def _position(cursor: str) -> tuple[datetime, uuid.UUID]:
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+        stamp, note_id = raw.split("|")
+        updated_at = datetime.fromisoformat(stamp)
+        if updated_at.tzinfo is None:
+            raise ValueError("naive time")
+        return updated_at, uuid.UUID(note_id)
+    except ValueError:  # binascii.Error and UnicodeDecodeError are ValueErrors too
+        raise ValidationFailed(f"cursor {cursor[:40]!r} is not one memory_context gave",
+                               field="cursor",
+                               fix="pass the next_cursor of the previous memory_context reply "
+                                   "unchanged, or omit cursor to start from the newest notes"
+                               ) from None
 
 
 def memory_details(principal: Principal, args: MemoryDetailsArgs) -> dict[str, Any]:

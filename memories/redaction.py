@@ -5,7 +5,8 @@ other secrets first (private keys, `<redacted>` marks), then the providers' key
 formats, then the generic shapes (bearer tokens, passwords in URLs and assignments).
 Each match becomes `[REDACTED:<kind>]`, so a reader still sees that something was
 there and what it was. An account adds its own regexes (Account.redaction_patterns,
-checked by `check_user_patterns` when saved) and may switch redaction off
+checked by `check_user_patterns` when saved: each must compile, match something, and not
+risk catastrophic backtracking, memories/regex_safety.py) and may switch redaction off
 (Account.redact_secrets, on by default).
 
 Not secrets, and never touched: UUIDs, git SHAs (40/64 hex), hashes in URL paths,
@@ -20,6 +21,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from echomem.errors import ValidationFailed
+from memories.regex_safety import backtracking_risk
 
 PLACEHOLDER = "[REDACTED:{kind}]"
 MAX_USER_PATTERNS = 50
@@ -152,6 +154,10 @@ def check_user_patterns(patterns: object) -> list[str]:
                                    "it would redact everywhere", field=where,
                                    fix="make it require at least one character, e.g. use + "
                                        "instead of *")
+        risk = backtracking_risk(pattern)
+        if risk:
+            raise ValidationFailed(f"pattern {index + 1} ({pattern!r}) could take minutes on "
+                                   f"one long text: {risk[0]}", field=where, fix=risk[1])
         kept.append(pattern)
     return kept
 
@@ -165,12 +171,21 @@ def redactor_for(account_id: int) -> Redactor:
     if row is None:
         return Redactor()
     enabled, patterns = row
+    return redactor_with(enabled=enabled, patterns=patterns or [])
+
+
+def redactor_with(*, enabled: bool, patterns: Iterable[str]) -> Redactor:
+    """A redactor for these settings (an account's, or a form's not yet saved)."""
     compiled = []
-    for pattern in patterns or []:
+    for pattern in patterns:
+        # Checked when saved; one stored before a check existed (or that a newer Python
+        # reads differently) and now fails it is skipped rather than run.
         try:
-            compiled.append(re.compile(pattern))
-        except re.error:  # checked when saved; a pattern that no longer compiles is skipped
+            regex = re.compile(pattern)
+        except re.error:
             continue
+        if backtracking_risk(pattern) is None:
+            compiled.append(regex)
     return Redactor(enabled=enabled, user_patterns=tuple(compiled))
 
 

@@ -475,6 +475,10 @@ class MemoryContextArgs(_NoteArgs):
     """The project's most recent notes, to load at the start of a session."""
 
     limit: int = Field(default=10, ge=1, le=100, description="Most notes, 1 to 100.")
+    cursor: str | None = Field(
+        default=None, max_length=200,
+        description="Omit for the newest notes. To read further back, pass the next_cursor "
+                    "of the previous reply (with the same project and scope) unchanged.")
 
 
 class MemoryDetailsArgs(_NoteArgs):

@@ -80,7 +80,7 @@ def daily_chart(days: Sequence[Amount], month: date) -> Chart:
     chart = _chart(
         [d.units for d in days], len(slots),
         title=f"Units per day, {month:%B %Y} (UTC)",
-        tooltips=[f"{d.start:%a %-d %b}: {d.units:,} units" for d in days])
+        tooltips=[f"{d.start:%a %-d %b}: {_units(d.units)}" for d in days])
     chart.labels = [Label(_slot_middle(n, len(slots)), str(day.day))
                     for n, day in enumerate(slots) if day.day == 1 or day.day % 5 == 0]
     chart.rows = [(f"{d.start:%a %-d %b %Y}", d.units) for d in days]
@@ -92,7 +92,7 @@ def daily_chart(days: Sequence[Amount], month: date) -> Chart:
 def monthly_chart(months: Sequence[Amount]) -> Chart:
     chart = _chart([m.units for m in months], len(months),
                    title=f"Units per month, {months[0].start:%b %Y} to {months[-1].start:%b %Y}",
-                   tooltips=[f"{m.start:%B %Y}: {m.units:,} units" for m in months])
+                   tooltips=[f"{m.start:%B %Y}: {_units(m.units)}" for m in months])
     chart.labels = [Label(_slot_middle(n, len(months)), f"{m.start:%b}",
                           f"{m.start:%Y}" if n == 0 or m.start.month == 1 else "")
                     for n, m in enumerate(months)]
@@ -150,5 +150,9 @@ def _describe(chart: Chart, unit: str, span: str) -> str:
         return f"No units used in {span}."
     total = sum(units for _, units in chart.rows)
     busiest = max(chart.rows, key=lambda row: row[1])
-    return (f"{total:,} units in {span}; the busiest {unit} was {busiest[0]} with "
+    return (f"{_units(total)} in {span}; the busiest {unit} was {busiest[0]} with "
             f"{busiest[1]:,}.")
+
+
+def _units(count: int) -> str:
+    return f"{count:,} unit{'s' if count != 1 else ''}"

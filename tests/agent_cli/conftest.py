@@ -15,7 +15,7 @@ from agent_cli.cli import main
 
 WORKTREE = Path(__file__).resolve().parents[2]
 VARIABLES = ("ECHO_MEM_URL", "ECHO_MEM_API_KEY", "ECHO_MEM_MEMORY", "ECHO_MEM_CONFIG",
-             "XDG_CONFIG_HOME", "CODEX_HOME", "APPDATA")
+             "XDG_CONFIG_HOME", "XDG_STATE_HOME", "CODEX_HOME", "APPDATA")
 
 
 @dataclass

@@ -191,9 +191,37 @@ def test_setup_creates_missing_files_and_uninstall_deletes_them_again(box, monke
     data = parsed(client, path.read_text(), "strict")
     transport = "http" if client in REMOTE or client == "codex" else "stdio"
     check_entry(client, data[SERVERS_KEY.get(client, "mcpServers")][NAME], transport, "global")
-    assert box.run("uninstall", client).exit_code == 0
+    removed = box.run("uninstall", client)
+    assert removed.exit_code == 0
     assert not path.exists()
     assert not (box.home / ".codex" / "AGENTS.md").exists()
+    # The folders setup made for the file go too, once empty (HOME itself stays).
+    top = box.home / Path(GLOBAL_FILES[client]).parts[0]
+    assert not top.exists() or top == path, removed.output
+    if top != path:
+        assert f"~/{top.name}/: deleted (setup made it" in removed.output
+
+
+def test_uninstall_keeps_folders_that_were_there_before_or_hold_the_persons_files(
+        box, monkeypatch):
+    monkeypatch.setenv("ECHO_MEM_URL", URL)
+    (box.home / ".codex").mkdir()  # the person's, empty
+    assert box.run("setup", "codex", "--no-check").exit_code == 0
+    assert box.run("setup", "cursor", "--no-check").exit_code == 0
+    (box.home / ".cursor" / "rules.md").write_text("mine\n")  # setup made it; now it is theirs too
+    assert box.run("uninstall", "codex").exit_code == 0
+    assert box.run("uninstall", "cursor").exit_code == 0
+    assert (box.home / ".codex").is_dir() and not any((box.home / ".codex").iterdir())
+    assert (box.home / ".cursor" / "rules.md").read_text() == "mine\n"
+    assert not (box.home / ".cursor" / "mcp.json").exists()
+
+
+def test_project_uninstall_removes_the_client_folder_setup_made_in_the_project(box, monkeypatch):
+    monkeypatch.setenv("ECHO_MEM_URL", URL)
+    for client in ("cursor", "codex"):
+        assert box.run("setup", client, "--project", "--no-check").exit_code == 0
+        assert box.run("uninstall", client, "--project").exit_code == 0
+    assert sorted(p.name for p in box.project.iterdir()) == [".git", "src"]
 
 
 def test_codex_project_setup_writes_agents_md_at_the_project_root(box, monkeypatch):

@@ -110,32 +110,61 @@ def test_export_of_one_project_and_a_missing_vault(box, server, tmp_path):
     assert missing.exit_code == 1 and "no vault at" in missing.output
 
 
-class _PagedServer:
-    """memory_context as the server answers it: newest `limit` notes, `total` of them all."""
-
-    def __init__(self, projects: dict[str, int]):
-        self.notes = [{"id": f"{name}-{i}", "project": name}
-                      for name, count in projects.items() for i in range(count)]
-        self.calls: list[dict] = []
-
-    def call(self, tool: str, arguments: dict) -> dict:
-        self.calls.append(arguments)
-        chosen = [n for n in self.notes if arguments.get("project") in (None, n["project"])]
-        return {"total": len(chosen), "memories": chosen[:arguments["limit"]]}
+CATEGORY_HEADINGS = {"decision": "Decisions", "bug": "Bugs Fixed", "pattern": "Patterns",
+                     "learning": "Learnings", "context": "Context"}
 
 
-def test_listing_pages_per_project_and_counts_what_the_tools_cannot_list():
-    from agent_cli.vault_sync import list_notes
+def _big_vault(root: Path, project: str, count: int) -> None:
+    """`count` notes of one project, as EchoVault writes them: one session file per day,
+    notes grouped under their category's heading."""
+    categories = list(CATEGORY_HEADINGS)
+    for day in range(count // 10 + 1):
+        date = f"2026-01-{day + 1:02d}"
+        numbers = range(day * 10, min(count, day * 10 + 10))
+        lines = ["---", f"project: {project}", "sources: [claude-code]",
+                 f"created: {date}T08:00:00+00:00", f"tags: [day{day}]", "---", "",
+                 f"# {date} Session", ""]
+        for category, heading in CATEGORY_HEADINGS.items():
+            chosen = [n for n in numbers if categories[n % 5] == category]
+            if chosen:
+                lines += [f"## {heading}", ""]
+            for n in chosen:
+                lines += [f"### Note {n:03d} about module {n * 7 % 13}",
+                          f"**What:** Module {n * 7 % 13} behaviour number {n}.",
+                          f"**Why:** Found while working on ticket {1000 + n}.",
+                          f"**Tags:** day{day}, m{n * 7 % 13}", "**Source:** claude-code", ""]
+        folder = root / project
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"{date}-session.md").write_text("\n".join(lines), encoding="utf-8")
 
-    server = _PagedServer({"web": 60, "api": 130, "ops": 5})
-    listing = list_notes(server, None, None)
-    assert [call.get("project") for call in server.calls] == [None, "api", "web"]
-    assert len(listing.ids) == 160 and len(set(listing.ids)) == 160
-    assert listing.missed == {"api": 30, "(projects not listed)": 5}
 
-    small = _PagedServer({"web": 3})
-    assert list_notes(small, "web", "team").ids == ["web-0", "web-1", "web-2"]
-    assert small.calls == [{"limit": 100, "project": "web", "memory": "team"}]
+def test_export_writes_every_note_of_a_project_with_more_than_one_page(box, server, tmp_path,
+                                                                       settings):
+    settings.RATE_LIMIT_PER_MINUTE = 10_000  # waiting out the limit is the next test's subject
+    source, target = tmp_path / "big-vault", tmp_path / "big-export"
+    _big_vault(source, "monolith", 130)  # memory_context's page is 100
+    done = box.run("import", "--vault", str(source), "--json")
+    assert done.exit_code == 0, done.output
+    assert json.loads(done.output[done.output.index("{"):])["created"] == 130
+
+    done = box.run("export", "--to", str(target))
+    assert done.exit_code == 0, done.output
+    assert "exported 130 note(s) of 1 project(s)" in done.output
+    before = {note.key(): note.arguments() for note in read_vault(source).notes}
+    after = {note.key(): note.arguments() for note in read_vault(target).notes}
+    assert len(before) == 130 and after == before
+
+
+def test_import_and_export_wait_out_the_rate_limit_and_finish(box, server, tmp_path,
+                                                               settings):
+    settings.RATE_LIMIT_PER_MINUTE, settings.RATE_LIMIT_WINDOW_SECONDS = 6, 1
+    done = box.run("import", "--vault", str(VAULT), "--json")
+    assert done.exit_code == 0, done.output
+    assert "rate limited by the server: waiting" in done.output
+    assert json.loads(done.output[done.output.index("{"):])["created"] == 7
+    done = box.run("export", "--to", str(tmp_path / "out"))
+    assert done.exit_code == 0, done.output
+    assert "exported 7 note(s)" in done.output and "waiting" in done.output
 
 
 def test_broken_front_matter_and_windows_files_are_read_with_a_warning(tmp_path):

@@ -29,6 +29,9 @@ def test_quickstart_serves_on_localhost_and_prints_a_working_key(home, servers, 
     assert f"endpoint:  {endpoint}" in output
     assert (f'claude mcp add --transport http echo-memory {endpoint} '
             f'--header "Authorization: Bearer {key}"') in output
+    # `memory` by its path unless that one is first on PATH (EchoVault's may be).
+    assert re.search(rf"  export ECHO_MEM_API_KEY={key}\n  (\S*/)?memory setup claude-code\n",
+                     output)
     assert_sign_in_link_works(output, port)
     listed = httpx.get(f"http://127.0.0.1:{port}/api/v1/memories",
                        headers={"Authorization": f"Bearer {key}"})

@@ -140,3 +140,38 @@ def test_unknown_category_and_long_title_are_refused_naming_the_field(agent):
     assert bad["isError"] is True and bad["error"]["field"] == "category"
     long = agent.call("memory_save", note(title="x" * 61))["result"]
     assert long["isError"] is True and long["error"]["field"] == "title"
+
+
+def test_context_pages_through_every_note_with_next_cursor_ties_included(agent, alice):
+    ids = [result(agent.call("memory_save", note(title=f"Decision {n}")))["id"]
+           for n in range(7)]
+    # Notes saved in one instant (an import) tie on updated_at: the id breaks the tie, so
+    # no note is listed twice or skipped at a page boundary.
+    Note.objects.filter(pk__in=ids[2:6]).update(updated_at=Note.objects.get(pk=ids[2])
+                                                .updated_at)
+    seen, cursor, pages = [], None, 0
+    while True:
+        arguments = {"project": "api-server", "limit": 3} | ({"cursor": cursor} if cursor
+                                                             else {})
+        page = result(agent.call("memory_context", arguments))
+        assert page["total"] == 7 and page["cut_by_allowance"] is False
+        assert page["units"] == page["showing"] == len(page["memories"])
+        seen += [row["id"] for row in page["memories"]]
+        pages += 1
+        cursor = page["next_cursor"]
+        if cursor is None:
+            break
+    assert pages == 3 and sorted(seen) == sorted(ids) and len(set(seen)) == 7
+    stamps = [Note.objects.get(pk=i).updated_at for i in seen]
+    assert stamps == sorted(stamps, reverse=True)
+
+
+def test_context_without_cursor_answers_as_the_spec_shows_and_a_bad_cursor_names_the_fix(
+        agent):
+    result(agent.call("memory_save", note()))
+    first = result(agent.call("memory_context", {"project": "api-server", "limit": 10}))
+    assert first["next_cursor"] is None and first["showing"] == 1
+    for bad in ("not-a-cursor", "bm90fGEtdXVpZA", ""):
+        refused = agent.call("memory_context", {"cursor": bad})["result"]
+        assert refused["isError"] is True and refused["error"]["field"] == "cursor"
+        assert "next_cursor of the previous memory_context reply" in refused["error"]["fix"]

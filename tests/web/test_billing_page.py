@@ -16,9 +16,11 @@ from accounts.models import Membership
 from billing import payments
 from billing.models import Subscription, UsagePeriod
 from billing.plans import month_of
+from billing.usage import Amount
 from memories.services import memory_create
 from tests.billing.usage_rows import charge, plan, record, sell
 from web.billing import OWNER_ONLY
+from web.usage_chart import daily_chart
 
 NOT_CONFIGURED = "Billing is not configured on this server"
 
@@ -68,6 +70,19 @@ def test_the_page_shows_the_plan_the_months_units_and_where_they_went(client, al
     assert f"em_{alice.key.prefix}_… · claude-code" in text and "notes" in text
     # Charlie's account is another tenant: none of its names or keys appear.
     assert "charlies-ledger" not in text and charlie.key.prefix not in text
+
+
+def test_one_unit_is_one_unit_on_the_page_and_in_the_charts(client, alice):
+    charge(alice, 9_999)  # the Free plan's 10,000 less one
+    client.force_login(alice.user)
+    response = client.get("/billing")
+    text = _text(response)
+    assert "1 unit remains." in text and "1 units" not in text
+    charge(alice, 1)
+    text = _text(client.get("/billing"))
+    assert "0 units remain." in text
+    one = daily_chart([Amount(start=month_of(), units=1)], month_of())
+    assert one.description.startswith("1 unit in ") and one.bars[0].tooltip.endswith(": 1 unit")
 
 
 def test_both_charts_have_axes_titles_and_a_table_for_screen_readers(client, alice):
