@@ -20,8 +20,8 @@ from echomem.logs import JsonFormatter, RequestFields
 from tests.cli.conftest import ECHO_MEMORY, cli_env, run_cli
 from tests.harness import free_port
 from tests.mcp.test_tools import episode
-from tests.protocol.conftest import KEY
 
+KEY = re.compile(r"API key:\s+(em_[0-9a-f]{12}_[A-Za-z0-9_-]{43})")
 # Text no log line may ever contain: it is only ever sent as a fact, a name or a query.
 SECRET_FACT = "Zanzibar-quokka ledger 7731 lives in the blue vault"
 SECRET_NAME = "Quokka Vault 7731"
