@@ -107,7 +107,13 @@ def prepare_metrics_directory() -> None:
     used as given (they empty it between runs, as prometheus_client asks); otherwise each
     server gets a fresh temporary one, removed when it exits, so a restart begins at zero.
     """
-    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+    given = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+    if given:
+        # Checked here: otherwise the first request a worker counts would fail.
+        if not (os.path.isdir(given) and os.access(given, os.W_OK | os.X_OK)):
+            raise ConfigurationError(
+                f"PROMETHEUS_MULTIPROC_DIR={given} is not a writable directory; create it "
+                "(and empty it before each start), or unset it and serve uses a fresh one.")
         return
     directory = tempfile.mkdtemp(prefix="echo-memory-metrics-")
     os.environ["PROMETHEUS_MULTIPROC_DIR"] = directory

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from echomem.errors import ConfigurationError
+from echomem.server import prepare_metrics_directory
 from tests.mcp.test_tools import episode
 
 TOKEN = "metrics-token-for-tests-0123456789"
@@ -133,3 +138,19 @@ def test_no_label_names_an_account_or_a_key(scrape, mcp_for, alice):
                       # the process and platform collectors of prometheus_client
                       "implementation", "major", "minor", "patchlevel", "version",
                       "generation"}
+
+
+def test_serve_gives_its_workers_a_fresh_metrics_directory(monkeypatch):
+    # Empty counts as unset; monkeypatch then restores this process's own value after.
+    monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", "")
+    prepare_metrics_directory()
+    directory = Path(os.environ["PROMETHEUS_MULTIPROC_DIR"])
+    assert directory.is_dir() and not any(directory.iterdir())
+    directory.rmdir()
+
+
+def test_serve_refuses_a_metrics_directory_it_cannot_write(monkeypatch, tmp_path):
+    monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", str(tmp_path / "missing"))
+    with pytest.raises(ConfigurationError, match=r"PROMETHEUS_MULTIPROC_DIR=.*missing is not a "
+                                                 r"writable directory"):
+        prepare_metrics_directory()
