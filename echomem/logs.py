@@ -43,6 +43,27 @@ class ClientErrorWithoutTraceback(logging.Filter):
         return True
 
 
+def route_of(request) -> str | None:
+    """The URL pattern a request matched (`/invitations/<str:token>/`), or None."""
+    match = getattr(request, "resolver_match", None)
+    return "/" + match.route if match is not None else None
+
+
+class PathsAsRoutes(logging.Filter):
+    """Django logs every 4xx and 5xx as "<reason>: <path>"; a path can hold a one-time
+    token (an invitation or a password-reset link), so the line names the route pattern
+    instead, as the request line does. An unmatched path is kept (nothing of ours is in
+    it; a key a client put there is cut by the formatter)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        request = getattr(record, "request", None)
+        route = route_of(request) if request is not None else None
+        if (record.name == "django.request" and route and isinstance(record.args, tuple)
+                and len(record.args) == 2):
+            record.args = (record.args[0], route)
+        return True
+
+
 class RequestFields(logging.Filter):
     """Copy the current request's identifiers (echomem/log_context.py) onto the record."""
 

@@ -17,6 +17,7 @@ import uuid
 from django.http import HttpRequest, HttpResponse
 
 from echomem import log_context, metrics
+from echomem.logs import route_of
 
 REQUEST_ID_HEADER = "X-Request-ID"
 _VALID_REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
@@ -54,8 +55,7 @@ class RequestObservability:
             response = self.get_response(request)
             seconds = time.perf_counter() - started
             response[REQUEST_ID_HEADER] = request_id
-            match = getattr(request, "resolver_match", None)
-            route = "/" + match.route if match is not None else None
+            route = route_of(request)
             door = door_of(request.path)
             metrics.observe_request(door, response.status_code, seconds)
             logger.info("%s %s %s %.1fms", request.method, route or "(no route)",

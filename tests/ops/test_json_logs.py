@@ -16,7 +16,7 @@ import subprocess
 import httpx
 import pytest
 
-from echomem.logs import JsonFormatter, RequestFields
+from echomem.logs import JsonFormatter, PathsAsRoutes, RequestFields
 from tests.cli.conftest import ECHO_MEMORY, cli_env, run_cli
 from tests.harness import free_port
 from tests.mcp.test_tools import episode
@@ -42,7 +42,8 @@ def json_lines():
     stream = io.StringIO()
     handler = logging.StreamHandler(stream)
     handler.setFormatter(JsonFormatter())
-    handler.addFilter(RequestFields())
+    handler.addFilter(RequestFields())  # the filters of the console handler (settings)
+    handler.addFilter(PathsAsRoutes())
     root = logging.getLogger()
     root.addHandler(handler)
     try:
@@ -93,6 +94,16 @@ def test_lines_written_during_a_request_carry_its_fields(json_lines, client, set
     assert warning["level"] == "WARNING"
 
 
+def test_a_refused_link_is_logged_by_its_route_not_its_token(json_lines, client, db):
+    token = "invitation-secret-5f1d9c"
+    assert client.get(f"/invitations/{token}/").status_code == 404
+    lines = json_lines()
+    assert token not in json.dumps(lines)
+    refused = next(line for line in lines if line["logger"] == "django.request")
+    assert refused["message"] == "Not Found: /invitations/<str:token>/"
+    assert request_lines(lines)[0]["route"] == "/invitations/<str:token>/"
+
+
 def test_a_key_in_a_message_is_cut_to_its_prefix(json_lines, alice):
     logging.getLogger("tests.ops").warning("a client sent %s in a path", alice.plaintext)
     (line,) = [line for line in json_lines() if line["logger"] == "tests.ops"]
@@ -125,6 +136,7 @@ def test_a_served_run_logs_json_lines_without_keys_or_fact_text(tmp_path):
     assert key not in output
     assert key.split("_")[2] not in output  # the secret part alone, either
     assert "Zanzibar" not in output and "Quokka" not in output
+    assert "ops-link-token" not in output
     lines = [json.loads(line) for line in served.splitlines()]  # JSON, every one
     by_id = {}
     for line in lines:
@@ -178,6 +190,8 @@ def _exercise(base: str, key: str, token: str) -> list[str]:
                    json={**distinctive_episode(9), "facts": [{"fact": SECRET_FACT}]})
     assert refused.status_code == 400
     calls += 1
+    # A refused one-time link: logged by its route, never by the token in its path.
+    assert send("GET", "/invitations/ops-link-token-4242/").status_code == 404
     # The two workers each count their own calls; a scrape of either adds them all up.
     after = _tool_calls(send, token)
     assert after - before == calls
