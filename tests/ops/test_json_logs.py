@@ -125,7 +125,8 @@ def test_a_served_run_logs_json_lines_without_keys_or_fact_text(tmp_path):
         server = subprocess.Popen([ECHO_MEMORY, "serve", "--port", str(port), "--workers", "2"],
                                   env=env, stdout=out, stderr=err, text=True)
         try:
-            sent = _exercise(f"http://127.0.0.1:{port}", key, token)
+            sent = _exercise(f"http://127.0.0.1:{port}", key, token,
+                             alive=lambda: server.poll() is None)
             # Read before stopping: a worker that loaded ONNX Runtime can abort on its way
             # out, and the C++ runtime prints that on stderr itself (not a log line).
             served = stderr.read_text()
@@ -137,18 +138,26 @@ def test_a_served_run_logs_json_lines_without_keys_or_fact_text(tmp_path):
     assert key.split("_")[2] not in output  # the secret part alone, either
     assert "Zanzibar" not in output and "Quokka" not in output
     assert "ops-link-token" not in output
-    lines = [json.loads(line) for line in served.splitlines()]  # JSON, every one
+    lines = [_json(line) for line in served.splitlines()]  # JSON, every one
     by_id = {}
     for line in lines:
         if line["logger"] == "echomem.requests":
             by_id.setdefault(line["request_id"], []).append(line)
-    assert all(len(by_id.get(request_id, [])) == 1 for request_id in sent), sent
+    assert {request_id: len(by_id.get(request_id, [])) for request_id in sent} == \
+        dict.fromkeys(sent, 1)
     assert {line["tool"] for line in lines if line.get("tool")} >= {"write_episode",
                                                                   "query_memory"}
-    assert not [line for line in lines if "exc" in line], "a request failed in the server"
+    assert [line for line in lines if "exc" in line] == [], "a request failed in the server"
 
 
-def _exercise(base: str, key: str, token: str) -> list[str]:
+def _json(line: str) -> dict:
+    try:
+        return json.loads(line)
+    except ValueError:
+        raise AssertionError(f"not a JSON line: {line!r}") from None
+
+
+def _exercise(base: str, key: str, token: str, alive) -> list[str]:
     """Wait for the server, write and query facts over MCP and REST, scrape the metrics;
     the request ids of every request sent."""
     sent: list[str] = []
@@ -162,7 +171,7 @@ def _exercise(base: str, key: str, token: str) -> list[str]:
         assert response.headers["X-Request-ID"] == request_id
         return response
 
-    _wait_ready(http)
+    _wait_ready(http, alive)
     auth = {"Authorization": f"Bearer {key}"}
     mcp = {**auth, "Accept": "application/json, text/event-stream"}
     opened = send("POST", "/mcp", headers=mcp, json={
@@ -206,11 +215,12 @@ def _tool_calls(send, token: str) -> float:
                for sample in family.samples if sample.name == "echo_memory_tool_calls_total")
 
 
-def _wait_ready(http: httpx.Client, timeout: float = 120) -> None:
+def _wait_ready(http: httpx.Client, alive, timeout: float = 120) -> None:
     import time
 
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
+        assert alive(), "the server exited before it was ready (its output is in tmp_path)"
         try:
             if http.get("/readyz").status_code == 200:
                 return
