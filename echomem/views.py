@@ -1,25 +1,56 @@
 from __future__ import annotations
 
+import hmac
+
+from django.conf import settings
 from django.core.exceptions import DisallowedHost
-from django.db import connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.views import defaults
 from django.views.decorators.http import require_GET
 
+from echomem import metrics as prometheus_metrics
+from echomem import readiness
 from mcp_gateway.jsonrpc import INVALID_REQUEST, error_body
 from web.connect import connect_context
 
 
 @require_GET
 def healthz(request: HttpRequest) -> JsonResponse:
-    """For load balancers and `echo-memory status`: 200 only if the database answers."""
-    try:
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT 1")
-    except Exception as exc:  # any database failure means "not ready"
-        return JsonResponse({"status": "unavailable", "database": str(exc)[:200]}, status=503)
+    """Liveness: 200 while this process answers HTTP at all. It asks nothing of the database
+    or Redis, so an outage there does not get every web process restarted (/readyz)."""
     return JsonResponse({"status": "ok"})
+
+
+@require_GET
+def readyz(request: HttpRequest) -> JsonResponse:
+    """Readiness: 200 when this process can serve (database, Redis where configured,
+    migrations, embedding model), else 503 naming each part that failed."""
+    checks = readiness.probe(readiness.serving_checks())
+    failing = [check.part for check in checks if not check.ok]
+    body = {"status": "unavailable" if failing else "ready",
+            "checks": {check.part: {"ok": check.ok, "detail": check.detail} for check in checks}}
+    if failing:
+        body["failing"] = failing
+    return JsonResponse(body, status=503 if failing else 200)
+
+
+@require_GET
+def metrics(request: HttpRequest) -> HttpResponse:
+    """Prometheus metrics, for a scraper holding ECHO_MEMORY_METRICS_TOKEN; without the
+    variable the endpoint does not exist (404)."""
+    token = settings.METRICS_TOKEN
+    if not token:
+        return HttpResponse("Not Found\n", status=404, content_type="text/plain")
+    scheme, _, given = (request.headers.get("Authorization") or "").partition(" ")
+    if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(),
+                                                             token.encode()):
+        response = HttpResponse("send the metrics token: `Authorization: Bearer "
+                                "<ECHO_MEMORY_METRICS_TOKEN>`\n", status=401,
+                                content_type="text/plain")
+        response["WWW-Authenticate"] = 'Bearer realm="echo-memory-metrics"'
+        return response
+    return HttpResponse(prometheus_metrics.scrape(), content_type=prometheus_metrics.CONTENT_TYPE)
 
 
 @require_GET

@@ -18,6 +18,7 @@ from pydantic import BaseModel
 
 from accounts.principal import Principal
 from billing.tool import GetUsageArgs, get_usage
+from echomem import log_context, metrics
 from echomem.db import timeouts_refused
 from echomem.request_context import NO_CONTEXT, RequestContext
 from mcp_gateway import outputs
@@ -201,11 +202,14 @@ TOOLS: dict[str, Tool] = {tool.name: tool for tool in [
 def call_tool(principal: Principal, tool: Tool, arguments: dict[str, Any] | None,
               context: RequestContext = NO_CONTEXT) -> dict:
     """Validate and run (the engine charges units inside its own transactions); the reply
-    as plain JSON values. Raises EchoError subclasses."""
-    args = parse(tool.args, context.fill(tool.context_defaults, arguments))
-    with timeouts_refused():
-        output = tool.run(principal, args)
-    return json.loads(json.dumps(output, cls=DjangoJSONEncoder))
+    as plain JSON values. Raises EchoError subclasses. Counted and timed per tool and
+    outcome (echomem/metrics.py); every log line of the call names the tool."""
+    log_context.bind(tool=tool.name)
+    with metrics.tool_call(tool.name):
+        args = parse(tool.args, context.fill(tool.context_defaults, arguments))
+        with timeouts_refused():
+            output = tool.run(principal, args)
+        return json.loads(json.dumps(output, cls=DjangoJSONEncoder))
 
 
 @cache

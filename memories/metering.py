@@ -11,7 +11,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
+from django.db import transaction
+
 from accounts.principal import Principal
+from echomem import metrics
 from memories.models import Memory
 
 
@@ -44,7 +47,11 @@ def charge(principal: Principal, memory: Memory, tool: str, costs: Sequence[int]
     """How many of the items the caller may store or return (see Meter.charge)."""
     if not any(costs):
         return len(costs)
-    return _meter.charge(principal, memory, tool, costs, whole=whole)
+    paid = _meter.charge(principal, memory, tool, costs, whole=whole)
+    units = sum(costs[:paid])
+    # Counted only if the work they pay for commits (right away outside a transaction).
+    transaction.on_commit(lambda: metrics.units_committed(tool, units))
+    return paid
 
 
 def cut_short(returned: int, found: int, *, what: str = "facts",

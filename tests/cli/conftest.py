@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -26,8 +27,16 @@ TRACEBACK = re.compile(r"^Traceback \(most recent call last\):\n(?:[ \t].*\n|\n)
 
 
 def server_tracebacks(log: str) -> list[str]:
-    """Every traceback in a server's output: each one is a request (or a thread) that raised."""
-    return TRACEBACK.findall(log)
+    """Every traceback in a server's output: each one is a request (or a thread) that raised.
+    With ECHO_MEMORY_LOG_FORMAT=json a traceback is the `exc` member of its line."""
+    found = TRACEBACK.findall(log)
+    for line in log.splitlines():
+        if line.startswith("{") and '"exc": ' in line:
+            try:
+                found.append(json.loads(line)["exc"])
+            except (ValueError, KeyError, TypeError):
+                continue
+    return found
 
 
 def cli_env(home: Path | str, **extra: str) -> dict[str, str]:
