@@ -45,8 +45,9 @@ def forget(principal: Principal, args: ForgetArgs) -> dict[str, Any]:
     partition = partition_for(principal, args.scope)
     with transaction.atomic():
         _hold_exclusively(memory)
-        notes = _note_ids(memory, partition, args.notes)
-        _refuse_unknown(memory, partition, args, notes)
+        named_notes = _note_ids(memory, partition, args.notes)
+        _refuse_unknown(memory, partition, args, named_notes)
+        notes = list(dict.fromkeys(named_notes.values()))
         facts = _facts_to_forget(memory, partition, args)
         entities = _entities_to_forget(memory, partition, args, facts)
         with connection.cursor() as cursor:
@@ -143,6 +144,8 @@ def _facts_to_forget(memory: Memory, partition: str, args: ForgetArgs) -> list[u
     arms = [(column, ids) for column, ids in (("id", args.facts), ("source_id", args.entities),
                                               ("target_id", args.entities),
                                               ("episode_id", args.episodes)) if ids]
+    if not arms:
+        return []
     # A union of one arm per column keeps each on its own index (a target lookup, which has
     # none, reads this memory's facts once).
     union = " UNION ".join(f"SELECT id FROM memories_fact WHERE {column} = ANY(%s)"
