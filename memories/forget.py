@@ -148,12 +148,12 @@ def _facts_to_forget(memory: Memory, partition: str, args: ForgetArgs) -> list[u
         return []
     # A union of one arm per column keeps each on its own index (a target lookup, which has
     # none, reads this memory's facts once).
-    union = " UNION ".join(f"SELECT id FROM memories_fact WHERE {column} = ANY(%s)"
-                           for column, _ in arms)
+    union = " UNION ".join(
+        f"SELECT id FROM memories_fact WHERE memory_id = %s AND partition = %s "
+        f"AND {column} = ANY(%s)" for column, _ in arms)
     rows = bulk.execute(
-        f"SELECT id FROM memories_fact WHERE id IN ({union}) AND memory_id = %s "
-        "AND partition = %s ORDER BY id FOR UPDATE",
-        [*(list(ids) for _, ids in arms), memory.pk, partition])
+        f"SELECT id FROM memories_fact WHERE id IN ({union}) ORDER BY id FOR UPDATE",
+        [value for _, ids in arms for value in (memory.pk, partition, list(ids))])
     return [row[0] for row in rows]
 
 

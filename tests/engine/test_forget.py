@@ -233,3 +233,52 @@ def test_deleting_the_memory_after_a_forget_still_verifies(alice):
     assert audit_verify(alice.account.pk) == (True, None)
     memory_delete(alice.principal, "doomed", confirm="doomed")
     assert audit_verify(alice.account.pk) == (True, None)
+
+
+def _waiting_for_the_memory() -> bool:
+    with connection.cursor() as cursor:
+        # Inside a transaction the activity view is a snapshot taken once; take a new one.
+        cursor.execute("SELECT pg_stat_clear_snapshot()")
+        cursor.execute("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+                       "AND query LIKE %s", ["%FROM memories_memory WHERE id = % FOR KEY SHARE"])
+        return cursor.fetchone()[0] > 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_write_racing_a_forget_waits_then_lands_on_what_is_left(alice):
+    """A fact written to an entity while it is being forgotten would point at a deleted row;
+    the write waits for the forget instead, then makes the entity anew."""
+    import threading
+    import time
+
+    from django.db import transaction
+
+    engine = Engine(alice.principal)
+    written = engine.write(assume_new=True, entities=[person("Ada"), person("Grace")],
+                           facts=[fact("Ada", "Grace", "mentors", "Ada mentors Grace")])
+    outcome: dict[str, Any] = {}
+
+    def late_writer() -> None:
+        try:
+            outcome["reply"] = Engine(alice.principal).write(
+                entities=[person("Ada"), person("Grace")],
+                facts=[fact("Ada", "Grace", "thanks", "Ada thanks Grace")])
+        except Exception as refused:  # the assertion below names it
+            outcome["error"] = refused
+        finally:
+            connection.close()
+
+    writer = threading.Thread(target=late_writer)
+    with transaction.atomic():
+        forget_in(alice.principal, entities=[entity_id(written, "Ada")])
+        writer.start()
+        deadline = time.monotonic() + 30
+        while not _waiting_for_the_memory():
+            assert writer.is_alive() and time.monotonic() < deadline, outcome
+            time.sleep(0.02)
+    writer.join(30)
+    assert "error" not in outcome, outcome
+    ada = next(e for e in outcome["reply"]["entities"] if e["name"] == "Ada")
+    assert ada["created"] is True and ada["id"] != entity_id(written, "Ada")
+    assert list(Fact.objects.values_list("fact", flat=True)) == ["Ada thanks Grace"]
+    assert audit_verify(alice.account.pk) == (True, None)
