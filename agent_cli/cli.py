@@ -18,7 +18,7 @@ from echomem.agent_clients import SERVER_NAME
 
 CURRENT = "\0current"  # --project given without a value: this directory's project
 CATEGORIES = ("decision", "bug", "pattern", "learning", "context")
-DELETE_TOOLS = ("memory_delete", "memory_forget")
+FORGET_TOOL = "forget"
 NOTE_TOOLS = ("memory_save", "memory_search", "memory_context", "memory_details")
 
 
@@ -342,25 +342,30 @@ def details(note_id: str, memory: str | None, as_json: bool) -> None:
 @json_option
 @_clean_errors
 def delete(note_id: str, memory: str | None, yes: bool, as_json: bool) -> None:
-    """Erase a note through the server's erasure (its text leaves every table)."""
+    """Erase a note for good (the forget tool): the note and its earlier versions go, and
+    their text leaves the server's audit trail. NOTE_ID is its id or a unique prefix of 8+
+    characters."""
     settings = config.resolve()
     with Remote(settings) as remote:
-        names = {tool["name"] for tool in remote.list_tools()}
-        tool = next((name for name in DELETE_TOOLS if name in names), None)
-        if tool is None:
+        if FORGET_TOOL not in {tool["name"] for tool in remote.list_tools()}:
             raise RemoteError(f"deleting notes is not supported by this server "
-                              f"({settings.url} offers no {' or '.join(DELETE_TOOLS)} tool): "
-                              "a note's text leaves the server only with its memory, which "
-                              "an owner or admin deletes in the dashboard")
+                              f"({settings.url} offers no {FORGET_TOOL} tool): upgrade "
+                              "the server; without it a note's text leaves the server only "
+                              "with its memory, which an owner or admin deletes in the "
+                              "dashboard")
         if not yes and not as_json:
-            click.confirm(f"Erase note {note_id} for good?", abort=True)
-        arguments: dict[str, Any] = {"id": note_id}
+            click.confirm(f"Erase note {note_id} and its history for good?", abort=True)
+        arguments: dict[str, Any] = {"scope": "shared", "notes": [note_id]}
         if memory or settings.memory:
             arguments["memory"] = memory or settings.memory
-        reply = remote.call(tool, arguments)
+        reply = remote.call(FORGET_TOOL, arguments)
     if as_json:
         return _print_json(reply)
-    click.echo(f"erased {reply.get('id', note_id)}")
+    versions = reply.get("note_versions", 0)
+    click.echo(f"erased note {note_id}"
+               + (f" and {versions} earlier version(s)" if versions else "")
+               + f"; its text was erased from {reply.get('audit_events_erased', 0)} audit "
+                 "event(s)")
 
 
 # --- vault import / export ------------------------------------------------------------------

@@ -17,6 +17,8 @@ query_memory: it returns ordered chains of recorded causes, nearest first.
 - When a recalled fact saved the user from re-explaining, call record_recall_save \
 with its fact_id.
 - To see who changed what and when, call get_audit_log.
+- Only when the user asks you to forget or delete something (or to remove a secret), \
+call forget with the ids: it erases them for good. To correct a fact, write it again.
 - Coding agents also keep notes about a project (decisions, bugs, patterns): call \
 memory_context at the start of a session and memory_search for the topic, \
 memory_details for a note's full text, and memory_save before the session ends for every \

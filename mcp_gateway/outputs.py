@@ -284,3 +284,19 @@ class MemoryDetailsResult(NoteSummary, _Read):
     history: list[NoteVersionOut] = Field(description="Earlier versions, newest first.")
     memory: str
     scope: str
+
+
+class ForgetResult(_Out):
+    facts: int = Field(description="Facts deleted: those named, and those of the named "
+                                   "entities and episodes.")
+    entities: int
+    episodes: int
+    notes: int
+    note_versions: int = Field(description="Earlier versions deleted with the notes.")
+    recall_saves: int = Field(description="Recall saves of the forgotten facts, deleted.")
+    audit_events_erased: int = Field(description="Audit events whose text was erased; one "
+                                                 "memory.forgotten event lists them.")
+    memory: str
+    scope: str
+    units: int = Field(description="Always 0: forgetting is free.")
+    message: str

@@ -22,8 +22,9 @@ from echomem import log_context, metrics
 from echomem.db import timeouts_refused
 from echomem.request_context import NO_CONTEXT, RequestContext
 from mcp_gateway import outputs
-from memories import causal, note_reads, notes, selectors, services
+from memories import causal, forget, note_reads, notes, selectors, services
 from memories.schemas import (
+    ForgetArgs,
     GetAuditLogArgs,
     MemoryContextArgs,
     MemoryDetailsArgs,
@@ -195,6 +196,20 @@ TOOLS: dict[str, Tool] = {tool.name: tool for tool in [
             "enough. Costs one unit."),
         args=MemoryDetailsArgs, output=outputs.MemoryDetailsResult,
         run=note_reads.memory_details, read_only=True, idempotent=True,
+    ),
+    Tool(
+        name="forget", title="Forget for good",
+        description=(
+            "Erase facts, entities or whole episodes (by the ids other tools returned) or notes "
+            "(ids or 8+ character prefixes) from this memory for good: they are no longer "
+            "recalled, traced or searched, and their text is erased from the audit trail too. "
+            "Call it only when the user asks to forget or delete something, or to remove a "
+            "secret or a mistake; to correct a fact, write it again instead (the old version "
+            "stays as history). An entity goes with every fact to or from it; an episode with "
+            "every fact it wrote. Any id not found in this scope refuses the whole call and "
+            "nothing is forgotten. Free."),
+        args=ForgetArgs, output=outputs.ForgetResult, run=forget.forget,
+        read_only=False, idempotent=False, destructive=True,
     ),
 ]}
 

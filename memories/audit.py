@@ -6,13 +6,16 @@ concurrent writers append in commit order without deadlocking.
 
 Chain format 2 makes text erasable without breaking the chain. An event commits to
 its metadata and to `payload_digest` = SHA-256(salt + canonical JSON of before/after),
-never to the text itself. Erasing (deleting a memory, later forgetting a fact) nulls
-before, after and the salt in place, through the one path the append-only trigger
-allows (`erase_memory_events`); the digest stays, so the chain verifies, and without
+never to the text itself. Erasing (deleting a memory, forgetting facts, entities,
+episodes or notes) nulls before, after and the salt in place, through the one UPDATE the
+append-only trigger allows (`ERASE`); the digest stays, so the chain verifies, and without
 the salt the digest cannot be used to confirm a guessed text. Verification checks
 every remaining payload against its digest, and refuses an erased event that no later
-erasure event accounts for. Format 1 (hashing before/after directly) is what chains
-written before migration 0008 used; that migration verified and converted them.
+erasure event accounts for: a `memory.deleted` of its memory (every event of the memory
+before it), or a `memory.forgotten` of its memory whose payload lists its seq (the forget
+tool erases only the events that carry the forgotten objects' text, memories/forget.py).
+Format 1 (hashing before/after directly) is what chains written before migration 0008
+used; that migration verified and converted them.
 """
 
 from __future__ import annotations
@@ -20,7 +23,9 @@ from __future__ import annotations
 import hashlib
 import json
 import secrets
+from array import array
 from collections.abc import Callable, Iterable
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,9 +41,14 @@ from memories.models import AuditChainHead, AuditEvent, Memory
 
 GENESIS = "0" * 64
 FORMAT = 2
-# The event that accounts for erased events: every event of its memory before it.
+# The events that account for erased events: `memory.deleted` for every event of its
+# memory before it; `memory.forgotten` for the seqs its payload lists under ERASED_SEQS.
 MEMORY_DELETED = "memory.deleted"
-ERASURE_ACTIONS = frozenset({MEMORY_DELETED})
+MEMORY_FORGOTTEN = "memory.forgotten"
+ERASED_SEQS = "erased_seqs"
+ERASURE_ACTIONS = frozenset({MEMORY_DELETED, MEMORY_FORGOTTEN})
+# A recall save's event names its fact in `after.fact_id` (and its note may quote it).
+RECALL_SAVED = "recall_save.recorded"
 # Account-level events (team, keys, memories' lifecycle) carry no graph partition, so the
 # agents' get_audit_log, which reads one partition of one memory, never lists them.
 ACCOUNT_PARTITION = ""
@@ -193,22 +203,34 @@ def verify_events(events: Iterable[AuditEvent], *, after_seq: int = 0,
 
     Works on any AuditEvent instances, saved or built from raw rows, so a chain can be
     verified incrementally (the fuzz suite checks only what each request appended).
-    An erased event must be followed, within the events read, by the erasure event of
-    its memory; otherwise the chain is broken at the first unaccounted one.
+    An erased event must be followed, within the events read, by an erasure event of its
+    memory that accounts for it (ERASURE_ACTIONS); otherwise the chain is broken at the
+    first unaccounted one. A forget event's list counts only while its own payload is
+    intact (checked above), so a list cannot be extended without breaking the chain there.
     """
     prev, expected_seq = after_hash, after_seq + 1
-    unaccounted: dict[int | None, int] = {}  # memory id -> first erased seq not yet explained
+    # Memory id -> its erased seqs not yet accounted for, ascending. An array (8 bytes a
+    # seq): a deleted memory's events all wait here until its memory.deleted comes.
+    unaccounted: dict[int | None, array[int]] = {}
     for event in events:
         broken = event.seq != expected_seq or event.prev_hash != prev
         if broken or not _intact(prev, event):
             return ChainCheck(False, expected_seq, expected_seq - 1, prev)
         if event.format == FORMAT and event.salt is None:
-            unaccounted.setdefault(event.memory_id, event.seq)
-        if event.action in ERASURE_ACTIONS:
+            unaccounted.setdefault(event.memory_id, array("q")).append(event.seq)
+        if event.action == MEMORY_DELETED:
             unaccounted.pop(event.memory_id, None)
+        elif event.action == MEMORY_FORGOTTEN and event.memory_id in unaccounted:
+            listed = set((event.after or {}).get(ERASED_SEQS) or [])
+            left = array("q", (seq for seq in unaccounted[event.memory_id]
+                               if seq not in listed))
+            if left:
+                unaccounted[event.memory_id] = left
+            else:
+                del unaccounted[event.memory_id]
         prev, expected_seq = event.hash, expected_seq + 1
     if unaccounted:
-        first = min(unaccounted.values())
+        first = min(seqs[0] for seqs in unaccounted.values())
         return ChainCheck(False, first, first - 1, "")
     return ChainCheck(True, None, expected_seq - 1, prev)
 
@@ -262,13 +284,47 @@ def no_such_account(account_id: int) -> NotFound:
 
 def erase_memory_events(*, account_id: int, memory_id: int) -> int:
     """Erase the text of every event of one memory (call inside the deletion's transaction,
-    which then records MEMORY_DELETED). The trigger allows this UPDATE and no other."""
+    which then records MEMORY_DELETED); how many were erased."""
+    with _erasing() as cursor:
+        cursor.execute(f"{ERASE} WHERE account_id = %s AND memory_id = %s AND salt IS NOT NULL",
+                       [account_id, memory_id])
+        return cursor.rowcount
+
+
+def erase_object_events(*, account_id: int, memory_id: int, partition: str,
+                        object_ids: list[str], fact_ids: list[str]) -> list[int]:
+    """Erase the events of one partition that carry the text of these objects; their seqs,
+    in order, for the MEMORY_FORGOTTEN event the caller records next, in the same
+    transaction.
+
+    An event carries an object's text when it is about the object (`object_id`: a fact's
+    created / superseded / dates_repaired, an entity's created, a note's created /
+    updated), or, for a recall save, when it names one of `fact_ids` (its note says what
+    the fact saved, and the save itself is deleted with the fact). Events record the
+    partition they were written in, which is the partition of the objects they carry, so
+    the search stays on the audit_by_partition index.
+    """
+    if not object_ids and not fact_ids:
+        return []
+    with _erasing() as cursor:
+        cursor.execute(
+            f"{ERASE} WHERE account_id = %s AND memory_id = %s AND partition = %s "
+            "AND salt IS NOT NULL AND (object_id = ANY(%s) "
+            "OR (action = %s AND after ->> 'fact_id' = ANY(%s))) RETURNING seq",
+            [account_id, memory_id, partition, object_ids, RECALL_SAVED, fact_ids])
+        return sorted(row[0] for row in cursor.fetchall())
+
+
+# The one UPDATE the append-only trigger allows (migration 0008): text and salt go, nothing
+# else about the event changes.
+ERASE = ("UPDATE memories_auditevent SET before = NULL, after = NULL, salt = NULL, "
+         "erased_at = now()")
+
+
+@contextmanager
+def _erasing():
+    """A cursor on the erasure path, switched on for the statements inside only."""
     with connection.cursor() as cursor:
         cursor.execute("SELECT set_config('echo_memory.audit_erasing', 'on', true)")
-        cursor.execute(
-            "UPDATE memories_auditevent SET before = NULL, after = NULL, salt = NULL, "
-            "erased_at = now() WHERE account_id = %s AND memory_id = %s AND salt IS NOT NULL",
-            [account_id, memory_id])
-        erased = cursor.rowcount
+        yield cursor
         cursor.execute("SELECT set_config('echo_memory.audit_erasing', 'off', true)")
-    return erased

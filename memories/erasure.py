@@ -4,8 +4,9 @@ audit trail too.
 The one erasure path (DESIGN, "People in the browser"): the memory's graph rows,
 vectors, statistics and recall saves are deleted; its audit events stay, in sequence,
 with their text and salt erased in place (memories/audit.py, chain format 2); one
-`memory.deleted` event, appended last, accounts for them. The engine's forget tool and
-account deletion are meant to reuse `erase_memory_events` the same way.
+`memory.deleted` event, appended last, accounts for them. The forget tool
+(memories/forget.py) erases the same way, event by event, through `erase_object_events`,
+and its `memory.forgotten` event lists the seqs it erased.
 """
 
 from __future__ import annotations

@@ -133,6 +133,37 @@ def count_terms(cursor, ids: list) -> None:
     )
 
 
+def uncount_terms(cursor, ids: list) -> None:
+    """Takes these facts, about to be deleted, out of the word statistics, if they were
+    counted (count_terms runs when a fact is indexed, so: those with an embedding); a word
+    no remaining fact uses leaves the table, so forgotten words are not kept as statistics.
+
+    Word rows are locked in term order, as count_terms takes them, so a concurrent indexer
+    and a forget wait for each other instead of deadlocking.
+    """
+    cursor.execute(
+        "WITH gone AS (SELECT memory_id, partition, lexeme AS term, count(*) AS n "
+        "FROM memories_fact, unnest(tsvector_to_array(search_vector)) AS lexeme "
+        "WHERE id = ANY(%s) AND embedding IS NOT NULL GROUP BY 1, 2, 3), "
+        "locked AS (SELECT t.id, gone.n FROM memories_termstat t JOIN gone "
+        "USING (memory_id, partition, term) ORDER BY t.memory_id, t.partition, t.term "
+        "FOR UPDATE OF t) "
+        "UPDATE memories_termstat t SET df = greatest(t.df - locked.n, 0) FROM locked "
+        "WHERE t.id = locked.id RETURNING t.id, t.df", [ids],
+    )
+    unused = [row_id for row_id, df in cursor.fetchall() if df <= 0]
+    if unused:
+        cursor.execute("DELETE FROM memories_termstat WHERE id = ANY(%s)", [unused])
+    cursor.execute(
+        "UPDATE memories_corpusstat c SET documents = greatest(c.documents - g.documents, 0), "
+        "tokens = greatest(c.tokens - g.tokens, 0) FROM (SELECT memory_id, partition, "
+        "count(*) AS documents, "
+        "sum(length(search_vector)) AS tokens FROM memories_fact "
+        "WHERE id = ANY(%s) AND embedding IS NOT NULL GROUP BY 1, 2) g "
+        "WHERE c.memory_id = g.memory_id AND c.partition = g.partition", [ids],
+    )
+
+
 def _texts_with_context(cursor, rows: list[tuple]) -> list[str]:
     context_facts = _context_facts()
     if not context_facts:

@@ -127,7 +127,7 @@ def _position(cursor: str) -> tuple[datetime, uuid.UUID]:
 def memory_details(principal: Principal, args: MemoryDetailsArgs) -> dict[str, Any]:
     memory = memory_for(principal, args.memory)
     partition = partition_for(principal, args.scope)
-    low, high = _id_range(args.id)
+    low, high = id_range(args.id)
     with transaction.atomic():
         found = list(Note.objects.filter(memory=memory, partition=partition, pk__gte=low,
                                          pk__lte=high).defer("embedding")[:3])
@@ -166,12 +166,12 @@ def note_detail(note: Note, versions: list) -> dict[str, Any]:
 HEX = re.compile(r"[0-9a-f]{8,32}\Z")
 
 
-def _id_range(given: str) -> tuple[uuid.UUID, uuid.UUID]:
+def id_range(given: str, field: str = "id") -> tuple[uuid.UUID, uuid.UUID]:
     """The ids a full id or a prefix (8+ hex digits, dashes optional) can name, as a range
     the primary key index answers."""
     digits = given.strip().lower().replace("-", "")
     if not HEX.match(digits):
-        raise ValidationFailed(f"{given!r} is not a note id or an id prefix", field="id",
+        raise ValidationFailed(f"{given!r} is not a note id or an id prefix", field=field,
                                fix="pass the id from memory_search or memory_context, or its "
                                    "first 8 or more characters")
     return (uuid.UUID(digits.ljust(32, "0")), uuid.UUID(digits.ljust(32, "f")))

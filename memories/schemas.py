@@ -487,3 +487,36 @@ class MemoryDetailsArgs(_NoteArgs):
     id: str = Field(min_length=8, max_length=36,
                     description="A note id from memory_search or memory_context, or a unique "
                                 "prefix of it (8 characters or more).")
+
+
+MAX_FORGET_IDS = 500
+NoteIdOrPrefix = Annotated[str, Field(min_length=8, max_length=36)]
+
+
+class ForgetArgs(_Args):
+    """Retract facts, entities (with their facts), whole episodes or notes, by id, for good."""
+
+    scope: Scope
+    memory: MemoryName
+    facts: list[uuid.UUID] = Field(
+        default_factory=list, max_length=MAX_FORGET_IDS,
+        description="fact_id values from query_memory, trace_cause or write_episode.")
+    entities: list[uuid.UUID] = Field(
+        default_factory=list, max_length=MAX_FORGET_IDS,
+        description="Entity ids (write_episode's entities[].id); every fact to or from each "
+                    "goes with it, earlier versions included.")
+    episodes: list[uuid.UUID] = Field(
+        default_factory=list, max_length=MAX_FORGET_IDS,
+        description="episode_id values from write_episode; every fact the episode wrote goes, "
+                    "and the entities it created unless facts of other episodes use them.")
+    notes: list[NoteIdOrPrefix] = Field(
+        default_factory=list, max_length=MAX_FORGET_IDS,
+        description="Note ids from memory_search or memory_context, or unique prefixes of 8 "
+                    "or more characters; each note goes with its earlier versions.")
+
+    @model_validator(mode="after")
+    def _something(self) -> ForgetArgs:
+        if not (self.facts or self.entities or self.episodes or self.notes):
+            raise _error("facts", "nothing to forget; pass at least one id in facts, entities, "
+                                  "episodes or notes")
+        return self

@@ -15,7 +15,7 @@ from django.utils import timezone
 from accounts.principal import Principal
 from echomem.errors import NotFound, ValidationFailed
 from memories import bulk, indexing, metering, planner_stats
-from memories.audit import Change, account_event, audit_record
+from memories.audit import RECALL_SAVED, Change, account_event, audit_record
 from memories.models import (
     MEMORY_NAME_RULE,
     Fact,
@@ -399,7 +399,7 @@ def record_recall_save(principal: Principal, args: RecordRecallSaveArgs) -> dict
     reader = {"holder_id": principal.holder_id, "tool": principal.tool}
     audit_record(principal=principal, memory=memory, partition=partition,
                  session_id=args.session_id, changes=[Change(
-                     "recall_save.recorded", str(save.pk),
+                     RECALL_SAVED, str(save.pk),
                      after={"fact_id": str(fact.pk), "note": args.note,
                             "writer": writer, "reader": reader})])
     return {"recorded": True, "recall_save_id": str(save.pk), "fact_id": str(fact.pk),

@@ -8,6 +8,7 @@ import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from mcp_gateway.tools import TOOLS
 from tests.harness import free_port
 
 GRAPH_TOOLS = ("write_episode", "query_memory", "trace_cause")
@@ -55,6 +56,8 @@ def test_a_server_that_is_down_is_named_as_such(box, monkeypatch):
 
 def test_delete_says_plainly_when_the_server_has_no_note_erasure(box, monkeypatch,
                                                                  live_server, alice):
+    # An older server: the same endpoint without the forget tool.
+    monkeypatch.delitem(TOOLS, "forget")
     monkeypatch.setenv("ECHO_MEM_URL", f"{live_server.url}/mcp")
     monkeypatch.setenv("ECHO_MEM_API_KEY", alice.plaintext)
     done = box.run("delete", "0123456789abcdef", "--yes")

@@ -91,3 +91,33 @@ def test_the_bridge_saves_searches_gets_context_and_details(box, server, alice):
     note = full.structured_content
     note = note.get("note") or (note.get("results") or [note])[0]
     assert note["id"] == note_id and note["details"] == "Added full jitter."
+
+
+def test_delete_erases_a_note_by_prefix_after_asking(box, server):
+    saved = json.loads(box.run("save", "--title", "Pin the Grumbleton client to 2.x",
+                               "--what", "Grumbleton 3 dropped streaming.", "--json").output)
+    box.run("save", "--title", "Pin the Grumbleton client to 2.x",
+            "--what", "Grumbleton 3 dropped streaming; 3.1 restores it.")
+    prefix = saved["id"][:8]
+
+    declined = box.run("delete", prefix, input="n\n")
+    assert declined.exit_code == 1 and "Erase note" in declined.output
+    assert box.run("details", prefix).exit_code == 0
+
+    done = box.run("delete", prefix, input="y\n")
+    assert done.exit_code == 0, done.output
+    assert f"erased note {prefix} and 1 earlier version(s)" in done.output
+    assert "audit event(s)" in done.output
+    gone = box.run("details", prefix)
+    assert gone.exit_code == 1 and "no note" in gone.output
+    again = box.run("delete", saved["id"], "--json")
+    assert again.exit_code == 1 and saved["id"] in again.output
+
+
+def test_delete_json_prints_the_servers_counts(box, server):
+    saved = json.loads(box.run("save", "--title", "Flaky test quarantine",
+                               "--what", "Quarantine flaky tests for a week.", "--json").output)
+    done = box.run("delete", saved["id"], "--json")
+    assert done.exit_code == 0, done.output
+    reply = json.loads(done.output)
+    assert (reply["notes"], reply["note_versions"], reply["units"]) == (1, 0, 0)

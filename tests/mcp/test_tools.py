@@ -13,7 +13,8 @@ from mcp_gateway.tools import RESERVED_RESULT_NAMES, TOOLS
 from memories.services import memory_create
 
 NAMES = ["write_episode", "query_memory", "trace_cause", "record_recall_save", "get_audit_log",
-         "get_usage", "memory_save", "memory_search", "memory_context", "memory_details"]
+         "get_usage", "memory_save", "memory_search", "memory_context", "memory_details",
+         "forget"]
 # The note tools default scope to shared (EchoVault's agents never name one).
 SCOPE_OPTIONAL = {"get_usage", "memory_save", "memory_search", "memory_context",
                   "memory_details"}
@@ -48,12 +49,15 @@ def test_tools_list_declares_every_tool_with_schemas_and_annotations(mcp_for, al
         assert not RESERVED_RESULT_NAMES & set(tool["outputSchema"]["properties"])
         annotations = tool["annotations"]
         assert annotations["openWorldHint"] is False
-        assert annotations["destructiveHint"] is False
+        # Only forget removes what was written (write_episode's supersession keeps history).
+        assert annotations["destructiveHint"] is (tool["name"] == "forget")
     by_name = {tool["name"]: tool["annotations"] for tool in listed}
     assert by_name["query_memory"]["readOnlyHint"] is True
     assert by_name["write_episode"]["readOnlyHint"] is False
     assert by_name["write_episode"]["idempotentHint"] is True
     assert by_name["record_recall_save"]["idempotentHint"] is False
+    assert by_name["forget"]["readOnlyHint"] is False
+    assert by_name["forget"]["idempotentHint"] is False  # a second call finds nothing
 
 
 def test_tools_call_results_carry_the_output_at_top_level_in_structured_content_and_text(

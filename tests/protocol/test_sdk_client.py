@@ -15,7 +15,8 @@ from mcp.client.streamable_http import streamable_http_client
 # Our server speaks the handshake versions, where ping still exists.
 pytestmark = pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")
 NAMES = {"write_episode", "query_memory", "trace_cause", "record_recall_save", "get_audit_log",
-         "get_usage", "memory_save", "memory_search", "memory_context", "memory_details"}
+         "get_usage", "memory_save", "memory_search", "memory_context", "memory_details",
+         "forget"}
 
 
 def run(live, mode: str, body) -> Any:

@@ -1,0 +1,183 @@
+"""Forgetting: facts, entities (with their facts), whole episodes or notes retracted by id.
+
+One transaction: the rows go (vectors and full-text vectors are columns of them), the
+word statistics lose their words, recall saves of the facts go, and the text leaves the
+audit trail through the erasure that deleting a memory uses (memories/audit.py): the
+events that carry it are erased in place, and one `memory.forgotten` event lists their
+seqs, so the account's chain still verifies. Free (no units): it returns nothing.
+
+What goes with what (docs/engine.md, "Forgetting"):
+- a fact: its row (its earlier versions are facts of their own and stay unless named); a
+  fact it had replaced stays superseded, its `superseded_by` link cleared, and is not made
+  live again; a causal link is a fact, so it is no longer walked by trace_cause;
+- an entity: every fact to or from it, superseded versions included;
+- an episode: every fact it wrote, and the entities it created unless a fact of another
+  episode still uses them (then the name is that fact's too);
+- a note: its row and its earlier versions.
+The entities a forgotten fact touched stay (forget them by id to remove the names); so do
+the episode rows of forgotten facts (they hold only session and project labels).
+
+Ids are looked up in the memory and the scope's partition only: another account's,
+memory's or partition's id is not found, exactly like an id that never existed, and any
+id not found refuses the whole call before anything changes.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from django.db import connection, transaction
+
+from accounts.principal import Principal
+from echomem.errors import NotFound, ValidationFailed
+from memories import bulk, indexing
+from memories.audit import ERASED_SEQS, MEMORY_FORGOTTEN, Change, audit_record, erase_object_events
+from memories.models import Entity, Episode, Fact, Memory, Note, NoteVersion, RecallSave
+from memories.note_reads import id_range
+from memories.schemas import ForgetArgs
+from memories.scopes import partition_for
+from memories.selectors import memory_for
+
+
+def forget(principal: Principal, args: ForgetArgs) -> dict[str, Any]:
+    memory = memory_for(principal, args.memory)
+    partition = partition_for(principal, args.scope)
+    with transaction.atomic():
+        _hold_exclusively(memory)
+        named_notes = _note_ids(memory, partition, args.notes)
+        _refuse_unknown(memory, partition, args, named_notes)
+        notes = list(dict.fromkeys(named_notes.values()))
+        facts = _facts_to_forget(memory, partition, args)
+        entities = _entities_to_forget(memory, partition, args, facts)
+        with connection.cursor() as cursor:
+            indexing.uncount_terms(cursor, facts)
+        counted = {
+            "recall_saves": RecallSave.objects.filter(fact_id__in=facts).count(),
+            "note_versions": NoteVersion.objects.filter(note_id__in=notes).count(),
+        }
+        # The ORM follows every relation the models declare (recall saves, the
+        # superseded_by links, note versions), so a table added later is covered.
+        Fact.objects.filter(pk__in=facts).only("id").delete()
+        _delete_entities(entities)
+        Episode.objects.filter(pk__in=args.episodes).only("id").delete()
+        Note.objects.filter(pk__in=notes).only("id").delete()
+        forgotten = {"facts": [str(pk) for pk in facts], "entities": [str(pk) for pk in entities],
+                     "episodes": sorted({str(pk) for pk in args.episodes}),
+                     "notes": [str(pk) for pk in notes]}
+        erased = erase_object_events(
+            account_id=memory.account_id, memory_id=memory.pk, partition=partition,
+            object_ids=forgotten["facts"] + forgotten["entities"] + forgotten["notes"],
+            fact_ids=forgotten["facts"])
+        audit_record(principal=principal, memory=memory, partition=partition, session_id="",
+                     changes=[Change(MEMORY_FORGOTTEN, str(memory.pk),
+                                     after=forgotten | {ERASED_SEQS: erased})])
+    counts = {kind: len(ids) for kind, ids in forgotten.items()}
+    return {
+        **counts, **counted, "audit_events_erased": len(erased), "memory": memory.name,
+        "scope": args.scope, "units": 0,
+        "message": (f"Forgot {counts['facts']} fact(s), {counts['entities']} entit"
+                    f"{'y' if counts['entities'] == 1 else 'ies'}, {counts['episodes']} "
+                    f"episode(s) and {counts['notes']} note(s); their text was erased from "
+                    f"{len(erased)} audit event(s)."),
+    }
+
+
+def _hold_exclusively(memory: Memory) -> None:
+    """Writes to the memory (which hold it FOR KEY SHARE) wait until the forget commits,
+    then resolve names and edges against what is left; a write never lands a fact on an
+    entity being deleted."""
+    if not bulk.execute("SELECT 1 FROM memories_memory WHERE id = %s FOR UPDATE", [memory.pk]):
+        raise NotFound(f"memory {memory.name!r} was deleted; nothing was forgotten",
+                       field="memory", fix="name a memory of this account")
+
+
+def _note_ids(memory: Memory, partition: str, given: list[str]) -> dict[str, uuid.UUID | None]:
+    """Each id or prefix -> the one note it names here, or None; one query for all."""
+    if not given:
+        return {}
+    ranges = [id_range(value, field=f"notes[{index}]") for index, value in enumerate(given)]
+    rows = bulk.execute(
+        "SELECT p.i, n.id FROM unnest(%s::uuid[], %s::uuid[]) WITH ORDINALITY AS p(lo, hi, i) "
+        "CROSS JOIN LATERAL (SELECT id FROM memories_note WHERE memory_id = %s "
+        "AND partition = %s AND id BETWEEN p.lo AND p.hi ORDER BY id LIMIT 2) n",
+        [[lo for lo, _ in ranges], [hi for _, hi in ranges], memory.pk, partition])
+    matches: dict[int, list[uuid.UUID]] = {}
+    for position, note_id in rows:
+        matches.setdefault(position - 1, []).append(note_id)
+    for index, found in matches.items():
+        if len(found) > 1:
+            raise ValidationFailed(
+                f"notes[{index}]: the prefix {given[index]!r} matches more than one note "
+                f"({found[0]}, {found[1]}); nothing was forgotten", field=f"notes[{index}]",
+                fix="pass more characters of the id, or the full id")
+    return {value: (matches.get(index) or [None])[0] for index, value in enumerate(given)}
+
+
+def _refuse_unknown(memory: Memory, partition: str, args: ForgetArgs,
+                    notes: dict[str, uuid.UUID | None]) -> None:
+    """Every id must name an object of this memory and partition; else nothing is done."""
+    missing: dict[str, list[str]] = {}
+    for field, model, ids in (("facts", Fact, args.facts), ("entities", Entity, args.entities),
+                              ("episodes", Episode, args.episodes)):
+        if ids:
+            here = set(model.objects.filter(pk__in=ids, memory_id=memory.pk,
+                                            partition=partition).values_list("pk", flat=True))
+            unknown = [str(pk) for pk in dict.fromkeys(ids) if pk not in here]
+            if unknown:
+                missing[field] = unknown
+    unknown_notes = [given for given, found in notes.items() if found is None]
+    if unknown_notes:
+        missing["notes"] = unknown_notes
+    if missing:
+        listed = "; ".join(f"{field}: {', '.join(ids)}" for field, ids in missing.items())
+        raise NotFound(
+            f"not found in scope {args.scope!r} of memory {memory.name!r}: {listed}; nothing "
+            "was forgotten", field=next(iter(missing)),
+            fix="pass ids this memory returned in the same scope (another scope's or "
+                "memory's ids are not found here), or drop the ones already forgotten")
+
+
+def _facts_to_forget(memory: Memory, partition: str, args: ForgetArgs) -> list[uuid.UUID]:
+    """The named facts, the facts of the named entities and episodes; locked, in id order
+    (an indexer embedding one of them finishes first, so its words are counted by then)."""
+    arms = [(column, ids) for column, ids in (("id", args.facts), ("source_id", args.entities),
+                                              ("target_id", args.entities),
+                                              ("episode_id", args.episodes)) if ids]
+    if not arms:
+        return []
+    # A union of one arm per column keeps each on its own index (a target lookup, which has
+    # none, reads this memory's facts once).
+    union = " UNION ".join(
+        f"SELECT id FROM memories_fact WHERE memory_id = %s AND partition = %s "
+        f"AND {column} = ANY(%s)" for column, _ in arms)
+    rows = bulk.execute(
+        f"SELECT id FROM memories_fact WHERE id IN ({union}) ORDER BY id FOR UPDATE",
+        [value for _, ids in arms for value in (memory.pk, partition, list(ids))])
+    return [row[0] for row in rows]
+
+
+def _entities_to_forget(memory: Memory, partition: str, args: ForgetArgs,
+                        facts: list[uuid.UUID]) -> list[uuid.UUID]:
+    """The named entities, and those the named episodes created that no remaining fact
+    uses."""
+    named = list(dict.fromkeys(args.entities))
+    if not args.episodes:
+        return named
+    created = [pk for pk in Entity.objects.filter(
+        episode_id__in=args.episodes, memory_id=memory.pk, partition=partition,
+    ).values_list("pk", flat=True) if pk not in set(named)]
+    if not created:
+        return named
+    remaining = Fact.objects.filter(memory_id=memory.pk, partition=partition).exclude(
+        pk__in=facts)
+    used = (set(remaining.filter(source_id__in=created).values_list("source_id", flat=True))
+            | set(remaining.filter(target_id__in=created).values_list("target_id", flat=True)))
+    return named + [pk for pk in created if pk not in used]
+
+
+def _delete_entities(entities: list[uuid.UUID]) -> None:
+    """By hand: every fact to or from them is already deleted, and the ORM's cascade would
+    look facts up by target in every account (the target column has no index of its own)."""
+    if entities:
+        bulk.execute("DELETE FROM memories_entity WHERE id = ANY(%s)", [entities])
