@@ -16,7 +16,8 @@ again. Set causal_hint only when the conversation stated the cause.
 query_memory: it returns ordered chains of recorded causes, nearest first.
 - When a recalled fact saved the user from re-explaining, call record_recall_save \
 with its fact_id.
-- To see who changed what and when, call get_audit_log.
+- To see who changed what and when, call get_audit_log. To see where a fact came \
+from (which conversation, when, which agent), call get_episode with its episode_id.
 - Coding agents also keep notes about a project (decisions, bugs, patterns): call \
 memory_context at the start of a session and memory_search for the topic, \
 memory_details for a note's full text, and memory_save before the session ends for every \

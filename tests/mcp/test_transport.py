@@ -9,6 +9,7 @@ import pytest
 from django.utils import timezone
 
 from mcp_gateway.models import McpSession
+from mcp_gateway.tools import TOOLS
 from mcp_gateway.versions import LATEST, SUPPORTED
 from tests.mcp.conftest import Mcp
 
@@ -31,7 +32,7 @@ def test_initialize_describes_the_server_and_teaches_the_tools(mcp_for, alice):
     assert result["serverInfo"]["name"] == "echo-memory"
     assert result["capabilities"] == {"tools": {"listChanged": False}}
     for tool in ("write_episode", "query_memory", "trace_cause", "record_recall_save",
-                 "get_audit_log"):
+                 "get_audit_log", "get_episode"):
         assert tool in result["instructions"]
 
 
@@ -280,7 +281,7 @@ def test_batches_are_answered_on_2025_03_26(mcp_for, alice):
     answers = {answer["id"]: answer for answer in response.json()}
     assert set(answers) == {"a", "b", "c"}
     assert answers["a"]["result"] == {}
-    assert len(answers["b"]["result"]["tools"]) == 10
+    assert len(answers["b"]["result"]["tools"]) == len(TOOLS)
     assert answers["c"]["error"]["code"] == -32601
     only_notifications = session.post([{"jsonrpc": "2.0", "method": "notifications/x"}])
     assert only_notifications.status_code == 202
