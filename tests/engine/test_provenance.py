@@ -6,6 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from accounts.principal import principal_from_key
 from accounts.services import api_key_create
@@ -154,3 +156,16 @@ def test_bad_arguments_are_named(alice, arguments, field):
     with pytest.raises(ValidationFailed) as refused:
         opened(alice.principal, **arguments)
     assert refused.value.field == field
+
+
+def test_opening_an_episode_costs_the_same_queries_however_many_facts_it_wrote(alice, engine):
+    def queries_to_open(size: int) -> int:
+        names = [f"host {size}-{i}" for i in range(size + 1)]
+        written = engine.write(assume_new=True, entities=[node(n) for n in names], facts=[
+            fact(names[i], names[i + 1], "replicates_to", f"{names[i]} replicates to the next")
+            for i in range(size)])
+        with CaptureQueriesContext(connection) as captured:
+            assert len(opened(alice.principal, episode_id=written["episode_id"])["facts"]) == size
+        return len(captured)
+
+    assert queries_to_open(2) == queries_to_open(60)
