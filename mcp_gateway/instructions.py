@@ -16,7 +16,8 @@ again. Set causal_hint only when the conversation stated the cause.
 query_memory: it returns ordered chains of recorded causes, nearest first.
 - When a recalled fact saved the user from re-explaining, call record_recall_save \
 with its fact_id.
-- To see who changed what and when, call get_audit_log.
+- To see who changed what and when, call get_audit_log. To see where a fact came \
+from (which conversation, when, which agent), call get_episode with its episode_id.
 - Only when the user asks you to forget or delete something (or to remove a secret), \
 call forget with the ids: it erases them for good. To correct a fact, write it again.
 - Coding agents also keep notes about a project (decisions, bugs, patterns): call \

@@ -9,7 +9,7 @@ written against these keeps working when a reply gains a field.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -38,6 +38,8 @@ class FactOut(_Out):
     invalid_at: datetime | None
     superseded_at: datetime | None = Field(description="Set when a newer fact replaced it.")
     superseded_by: str | None
+    episode_id: str = Field(description="The write_episode call that wrote it; get_episode "
+                                        "returns that episode's session, writer and facts.")
 
 
 class _Ranked(_Out):
@@ -134,8 +136,54 @@ class TraceCauseResult(_Read):
     contradictions: list[FactOut]
     truncated: bool
     empty_reason: str | None = Field(description="no_anchor or no_causal_links when empty.")
+    empty_sides: list[Literal["causes", "effects"]] = Field(
+        description="Which of the lists the direction asked for (causes, effects) nobody "
+                    "recorded anything on; message says so too. With direction both, "
+                    "[\"effects\"] means causes were found and no effect was recorded.")
     memory: str
     scope: str
+
+
+class EpisodeWriter(Writer):
+    holder: str | None = Field(description="The key holder's email (or user name); null when "
+                                           "that user was removed.")
+    key: str | None = Field(description="The key's name and prefix, as `name (em_<prefix>_…)`; "
+                                        "null for a self-hosted box's own agent or a deleted "
+                                        "key.")
+
+
+class _Linked(FactOut):
+    source_id: str
+    target_id: str
+
+
+class EpisodeFact(_Linked):
+    position: int = Field(description="Its place among the episode's facts, from 0; pass the "
+                                      "last one as facts_after for the next facts.")
+    live: bool = Field(description="False once a later fact replaced it.")
+
+
+class CreatedEntity(_Out):
+    id: str
+    name: str
+    type: str
+
+
+class GetEpisodeResult(_Read):
+    episode_id: str
+    memory: str
+    scope: str = Field(description="The partition the episode was written to.")
+    session_id: str | None
+    project: str | None
+    created_at: datetime = Field(description="When write_episode stored it.")
+    written_by: EpisodeWriter
+    facts: list[EpisodeFact] = Field(description="The facts it wrote, in the order written.")
+    facts_next: int | None = Field(description="Pass as facts_after for the next facts; null "
+                                               "when these are the last.")
+    replaced: list[_Linked] = Field(description="The earlier versions these facts superseded "
+                                                "(written by other episodes).")
+    entities_created: list[CreatedEntity] = Field(
+        description="Entities this episode created; the others its facts name existed already.")
 
 
 class Party(_Out):

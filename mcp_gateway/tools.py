@@ -22,10 +22,11 @@ from echomem import log_context, metrics
 from echomem.db import timeouts_refused
 from echomem.request_context import NO_CONTEXT, RequestContext
 from mcp_gateway import outputs
-from memories import causal, forget, note_reads, notes, selectors, services
+from memories import causal, episodes, forget, note_reads, notes, selectors, services
 from memories.schemas import (
     ForgetArgs,
     GetAuditLogArgs,
+    GetEpisodeArgs,
     MemoryContextArgs,
     MemoryDetailsArgs,
     MemorySaveArgs,
@@ -116,6 +117,19 @@ TOOLS: dict[str, Tool] = {tool.name: tool for tool in [
             "says whether the subject was not found or had no causal links), not that none "
             "exists. Costs one unit per fact returned."),
         args=TraceCauseArgs, output=outputs.TraceCauseResult, run=causal.trace_cause,
+        read_only=True, idempotent=True,
+    ),
+    Tool(
+        name="get_episode", title="Trace a fact to its source",
+        description=(
+            "Where facts came from: the episode (one write_episode call) that wrote them, "
+            "with its session_id, time, writer (tool, key holder, key) and project, the facts "
+            "it wrote in order, the earlier versions they replaced and the entities it "
+            "created. Pass the episode_id that every fact from query_memory or trace_cause "
+            "carries. Use it when the user asks where something was learned, in which "
+            "conversation, or by which agent. Page long episodes with facts_after. Costs one "
+            "unit per fact returned."),
+        args=GetEpisodeArgs, output=outputs.GetEpisodeResult, run=episodes.get_episode,
         read_only=True, idempotent=True,
     ),
     Tool(

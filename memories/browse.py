@@ -25,8 +25,8 @@ from memories.scopes import SHARED
 from memories.selectors import FACT_VIEW_FIELDS, fact_view
 
 PAGE_SIZE = 50
-# What a browser fact row shows beyond fact_view: links to its endpoints and episode.
-BROWSE_FIELDS = (*FACT_VIEW_FIELDS, "episode_id", "partition")
+# What a browser fact row shows beyond fact_view: links to its endpoints.
+BROWSE_FIELDS = (*FACT_VIEW_FIELDS, "partition")
 
 
 @dataclass(frozen=True)
@@ -76,19 +76,18 @@ class FactPage:
 
 
 def browse_view(fact: Fact) -> dict[str, Any]:
-    """fact_view plus the ids a page links to."""
+    """fact_view (which carries the episode_id) plus the ids of its endpoints."""
     return fact_view(fact) | {"source_id": str(fact.source_id),
-                              "target_id": str(fact.target_id),
-                              "episode_id": str(fact.episode_id)}
+                              "target_id": str(fact.target_id)}
 
 
 def with_links(memory: Memory, facts: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The engine's fact views (query_memory, trace_cause) with the ids a page links to,
-    in one query."""
+    """The engine's fact views (query_memory, trace_cause) with the ids of their endpoints,
+    which a page links to, in one query."""
     ids = (Fact.objects.filter(memory_id=memory.pk, pk__in=[f["fact_id"] for f in facts])
-           .values_list("id", "source_id", "target_id", "episode_id"))
-    links = {str(pk): {"source_id": str(source), "target_id": str(target),
-                       "episode_id": str(episode)} for pk, source, target, episode in ids}
+           .values_list("id", "source_id", "target_id"))
+    links = {str(pk): {"source_id": str(source), "target_id": str(target)}
+             for pk, source, target in ids}
     return [fact | links[fact["fact_id"]] for fact in facts if fact["fact_id"] in links]
 
 

@@ -33,6 +33,9 @@ MAX_CHAINS = 50
 ANCHOR_TRIGRAM = 0.35
 ANCHOR_EMBEDDING = 0.6
 MAX_SIMILAR_ANCHORS = 3
+# Which lists each direction fills, and how a message names what none was recorded of.
+SIDES = {"upstream": ("causes",), "downstream": ("effects",), "both": ("causes", "effects")}
+_WHAT = {"upstream": "a cause", "downstream": "an effect", "both": "a cause or an effect"}
 
 
 @dataclass(frozen=True)
@@ -52,7 +55,8 @@ def trace_cause(principal: Principal, args: TraceCauseArgs) -> dict[str, Any]:
         "anchors": [{"id": str(e.pk), "name": e.name, "type": e.type, "matched": how}
                     for e, how in anchors],
         "causes": [], "effects": [], "contradictions": [], "truncated": False,
-        "empty_reason": None, "units": 0, "cut_by_allowance": False,
+        "empty_reason": None, "empty_sides": list(SIDES[args.direction]), "units": 0,
+        "cut_by_allowance": False,
     }
     if not anchors:
         return reply | {
@@ -75,14 +79,33 @@ def trace_cause(principal: Principal, args: TraceCauseArgs) -> dict[str, Any]:
     )
     reply["contradictions"] = [fact_view(f) for f in contradictions]
     reply["truncated"] = walk.truncated
+    # Judged on what was found, before the allowance cuts anything: a side the allowance
+    # dropped is not one nobody recorded.
+    reply["empty_sides"] = [side for side in SIDES[args.direction] if not reply[side]]
     returned = _pay(principal, memory, reply)
     reply["units"] = len(returned)
+    name = anchors[0][0].name
     if not returned:
         reply["empty_reason"] = "no_causal_links"
         reply["message"] = (
-            f"Nobody recorded a cause or effect for {anchors[0][0].name!r} (facts with a "
+            f"Nobody recorded {_WHAT[args.direction]} for {name!r} (facts with a "
             "causal_hint). That is not evidence that none exists; nothing here is inferred.")
+    elif reply["empty_sides"]:
+        reply["message"] = " ".join(filter(None, [reply.get("message"),
+                                                  _one_side_empty(reply, name)]))
     return reply
+
+
+def _one_side_empty(reply: dict[str, Any], name: str) -> str:
+    """What a reply with something in it says about the side it has nothing on."""
+    found = [f"{len(reply[side])} {side[:-1]} chain(s)" for side in ("causes", "effects")
+             if reply[side]]
+    if reply["contradictions"]:
+        found.append(f"{len(reply['contradictions'])} contradiction(s)")
+    missing = " and no ".join("cause" if side == "causes" else "effect"
+                              for side in reply["empty_sides"])
+    return (f"Found {' and '.join(found)} but no {missing}: nobody recorded one for "
+            f"{name!r} (a fact with a causal_hint). That is not evidence that none exists.")
 
 
 def _pay(principal: Principal, memory, reply: dict[str, Any]) -> set[str]:

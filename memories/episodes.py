@@ -1,7 +1,8 @@
 """Provenance: one episode, who wrote it from where, and every fact and entity it wrote.
 
-Plain dicts in the tools' shapes (fact_view), so the engine's `get_episode` tool can
-return `episode_detail` as it is, with `scope` naming the agent's partition.
+Plain dicts in the tools' shapes (fact_view): the explorer's episode page shows
+`episode_detail` as it is, and the agents' `get_episode` tool returns it with its
+partition's scope rules and one unit per fact.
 """
 
 from __future__ import annotations
@@ -9,28 +10,66 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+from django.db import transaction
 from django.db.models import Q
 
 from accounts.principal import Principal
 from echomem.errors import NotFound
+from memories import metering
 from memories.browse import browse_queryset, browse_view
-from memories.models import Entity, Episode, Fact
+from memories.models import Entity, Episode, Fact, Memory
+from memories.schemas import GetEpisodeArgs
 from memories.scopes import SHARED, Scope, partition_for, visible_to_person
 from memories.selectors import memory_for
 
 FACTS_PER_PAGE = 100
 
 
+def get_episode(principal: Principal, args: GetEpisodeArgs) -> dict[str, Any]:
+    """The get_episode tool: the episode in the caller's scope, a page of its facts paid
+    for one unit each (a fact and the earlier version it replaced are kept or cut together,
+    so a cut page never shows a replacement without what it replaced)."""
+    memory = memory_for(principal, args.memory)
+    detail = episode_in(principal, memory, args.episode_id, scope=args.scope,
+                        facts_after=args.facts_after, limit=args.limit)
+    facts, replaced = detail["facts"], detail["replaced"]
+    replaced_ids = {fact["superseded_by"] for fact in replaced}
+    costs = [1 + (fact["fact_id"] in replaced_ids) for fact in facts]
+    with transaction.atomic():
+        paid = metering.charge(principal, memory, "get_episode", costs)
+    reply = detail | {"units": sum(costs[:paid]), "cut_by_allowance": paid < len(facts)}
+    if reply["cut_by_allowance"]:
+        kept = facts[:paid]
+        kept_ids = {fact["fact_id"] for fact in kept}
+        reply |= {
+            "facts": kept, "facts_next": kept[-1]["position"],
+            "replaced": [fact for fact in replaced if fact["superseded_by"] in kept_ids],
+            "message": metering.cut_short(
+                paid, len(facts), what="facts of this page",
+                rule="one unit per fact returned, an earlier version it replaced included")
+                + f" facts_after: {kept[-1]['position']} continues from here.",
+        }
+    return reply
+
+
 def episode_detail(principal: Principal, memory_name: str | None, episode_id: uuid.UUID, *,
                    scope: Scope | None = None, facts_after: int | None = None,
                    limit: int = FACTS_PER_PAGE) -> dict[str, Any]:
+    """episode_in for the memory named `memory_name` (None: the principal's default)."""
+    return episode_in(principal, memory_for(principal, memory_name), episode_id, scope=scope,
+                      facts_after=facts_after, limit=limit)
+
+
+def episode_in(principal: Principal, memory: Memory, episode_id: uuid.UUID, *,
+               scope: Scope | None = None, facts_after: int | None = None,
+               limit: int = FACTS_PER_PAGE) -> dict[str, Any]:
     """The episode with a page of its facts (in the order written, after position
     `facts_after`), the earlier versions those facts replaced, and the entities it created.
 
     `scope` None reads as a person does (shared and their own solo partitions); an agent's
-    tool passes its scope and sees only that partition.
+    tool passes its scope and sees only that partition. An episode of another partition,
+    memory or account is NotFound with the message of one that does not exist.
     """
-    memory = memory_for(principal, memory_name)
     where = (visible_to_person(principal) if scope is None
              else Q(partition=partition_for(principal, scope)))
     episode = (Episode.objects.filter(where, pk=episode_id, memory_id=memory.pk)
@@ -59,7 +98,8 @@ def episode_detail(principal: Principal, memory_name: str | None, episode_id: uu
         "written_by": {"tool": episode.tool,
                        "holder": (holder.email or holder.username) if holder else None,
                        "key": f"{key.name} (em_{key.prefix}_…)" if key else None},
-        "facts": [browse_view(row) | {"live": row.superseded_at is None} for row in rows],
+        "facts": [browse_view(row) | {"live": row.superseded_at is None,
+                                      "position": row.position} for row in rows],
         "facts_next": rows[-1].position if more else None,
         "replaced": [browse_view(row) for row in replaced],
         "entities_created": [{"id": str(e.pk), "name": e.name, "type": e.type}

@@ -304,6 +304,21 @@ class TraceCauseArgs(_Args):
     memory: MemoryName
 
 
+class GetEpisodeArgs(_Args):
+    """Where facts came from: one episode's session, time, writer, entities and facts."""
+
+    scope: Scope
+    episode_id: uuid.UUID = Field(description="The episode_id of a fact (query_memory, "
+                                              "trace_cause) or of a write_episode reply.")
+    memory: MemoryName
+    facts_after: int | None = Field(
+        default=None, ge=0, le=MAX_FACTS_PER_EPISODE,
+        description="facts_next of the previous reply, for the episode's next facts; omit "
+                    "for the first ones.")
+    limit: int = Field(default=100, ge=1, le=MAX_FACTS_PER_EPISODE,
+                       description=f"Most facts, 1 to {MAX_FACTS_PER_EPISODE}.")
+
+
 class RecordRecallSaveArgs(_Args):
     """A recalled fact saved the user from re-explaining something."""
 

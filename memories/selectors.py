@@ -70,6 +70,7 @@ FACT_VIEW_FIELDS = (
     "id", "fact", "relation_type", "confidence", "causal_hint", "session_id", "project",
     "written_by_tool", "created_at", "valid_at", "invalid_at", "superseded_at",
     "superseded_by_id", "source_id", "target_id", "source__name", "target__name", "position",
+    "episode_id",
 )
 
 
@@ -83,12 +84,12 @@ def fact_view(fact: Fact) -> dict[str, Any]:
     return _view(fact.pk, fact.fact, fact.source.name, fact.target.name, fact.relation_type,
                  fact.confidence, fact.causal_hint, fact.session_id, fact.project,
                  fact.written_by_tool, fact.created_at, fact.valid_at, fact.invalid_at,
-                 fact.superseded_at, fact.superseded_by_id)
+                 fact.superseded_at, fact.superseded_by_id, fact.episode_id)
 
 
 def _view(fact_id, text, source, target, relation_type, confidence, causal_hint, session_id,
           project, tool, created_at, valid_at, invalid_at, superseded_at,
-          superseded_by) -> dict[str, Any]:
+          superseded_by, episode_id) -> dict[str, Any]:
     return {
         "fact_id": str(fact_id), "fact": text, "source": source, "target": target,
         "relation_type": relation_type, "confidence": confidence, "causal_hint": causal_hint,
@@ -96,6 +97,7 @@ def _view(fact_id, text, source, target, relation_type, confidence, causal_hint,
         "created_at": created_at, "valid_at": valid_at, "invalid_at": invalid_at,
         "superseded_at": superseded_at,
         "superseded_by": str(superseded_by) if superseded_by else None,
+        "episode_id": str(episode_id),
     }
 
 
@@ -105,7 +107,8 @@ def fact_views(ids: list) -> dict[Any, dict[str, Any]]:
         cursor.execute(
             "SELECT f.id, f.fact, s.name, t.name, f.relation_type, f.confidence, f.causal_hint, "
             "f.session_id, f.project, f.written_by_tool, f.created_at, f.valid_at, "
-            "f.invalid_at, f.superseded_at, f.superseded_by_id FROM memories_fact f "
+            "f.invalid_at, f.superseded_at, f.superseded_by_id, f.episode_id "
+            "FROM memories_fact f "
             "JOIN memories_entity s ON s.id = f.source_id "
             "JOIN memories_entity t ON t.id = f.target_id WHERE f.id = ANY(%s)", [ids],
         )

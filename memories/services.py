@@ -243,7 +243,8 @@ def _write_episode(
         if old is not None:
             changes.append(Change("fact.superseded", str(old.pk), before=_snapshot(old, names),
                                   after={"superseded_by": str(row.pk), "superseded_at": now}))
-        changes.append(Change("fact.created", str(row.pk), after=_snapshot(row, names)))
+        changes.append(Change("fact.created", str(row.pk),
+                              after=_snapshot(row, names) | {"episode_id": str(episode_id)}))
     audit_record(principal=principal, memory=memory, partition=partition,
                  session_id=args.session_id, changes=changes)
     transaction.on_commit(indexing.schedule)

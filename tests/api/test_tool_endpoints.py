@@ -32,6 +32,26 @@ def test_each_tool_answers_with_the_same_output_as_over_mcp(client, alice):
     assert audit["events"][0]["seq"] == first_write.seq
 
 
+def test_get_episode_over_rest_and_another_accounts_episode_is_404(client, alice, charlie):
+    written = post(client, alice, "write_episode", episode()).json()
+    recalled = post(client, alice, "query_memory", {"scope": "shared", "digest": True}).json()
+    episode_id = recalled["facts"][0]["episode_id"]
+    assert episode_id == written["episode_id"]
+    opened = post(client, alice, "get_episode", {"scope": "shared", "episode_id": episode_id})
+    assert opened.status_code == 200
+    body = opened.json()
+    assert (body["episode_id"], body["session_id"], body["units"]) == (episode_id, "s1", 2)
+    assert [f["fact"] for f in body["facts"]] == [f["fact"] for f in episode()["facts"]]
+    assert body["written_by"]["key"] == f"laptop (em_{alice.key.prefix}_…)"
+    hidden = post(client, charlie, "get_episode", {"scope": "shared", "episode_id": episode_id})
+    solo = post(client, alice, "get_episode", {"scope": "solo", "episode_id": episode_id})
+    for refused in (hidden, solo):
+        assert refused.status_code == 404
+        assert refused.json()["error"]["field"] == "episode_id"
+        assert refused.json()["error"]["message"] == (
+            f"no episode {episode_id} in memory 'default'")
+
+
 def test_invalid_arguments_are_400_naming_the_field_and_the_fix(client, alice):
     response = post(client, alice, "query_memory", {"scope": "shared", "query": "x", "top_k": 0})
     assert response.status_code == 400
@@ -88,9 +108,10 @@ def test_rest_and_mcp_share_one_rate_limit_window(client, alice, mcp_for, settin
 
 def test_rest_calls_are_charged_to_the_same_ledger(client, alice, settings):
     settings.SELF_HOSTED = False
-    post(client, alice, "write_episode", episode())
-    assert list(UsageRecord.objects.values_list("tool", "units", "key_id")) == [
-        ("write_episode", 2, alice.key.pk)]
+    episode_id = post(client, alice, "write_episode", episode()).json()["episode_id"]
+    post(client, alice, "get_episode", {"scope": "shared", "episode_id": episode_id})
+    assert list(UsageRecord.objects.order_by("at").values_list("tool", "units", "key_id")) == [
+        ("write_episode", 2, alice.key.pk), ("get_episode", 2, alice.key.pk)]
 
 
 def test_openapi_schema_describes_every_tool_without_a_key(client, db):

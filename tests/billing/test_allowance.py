@@ -186,3 +186,28 @@ def test_trace_cause_pays_per_distinct_fact_and_never_splits_a_chain(agent):
     traced = agent.call("trace_cause", ask)["result"]
     returned = {link["fact_id"] for chain in traced["causes"] for link in chain}
     assert traced["units"] == len(returned) == 2 and traced["cut_by_allowance"] is False
+
+
+def test_get_episode_pays_per_fact_keeps_a_replacement_with_what_it_replaced(agent):
+    agent.call("write_episode", facts(("a", "b"), ("b", "c")))
+    newer = facts(("a", "b"), ("c", "d"), ("d", "e"))  # a->b again: it supersedes
+    newer["facts"][0]["fact"] = "a relates to b, said again differently"
+    episode_id = agent.call("write_episode", newer)["result"]["episode_id"]
+    ask = {"scope": "shared", "episode_id": episode_id}
+    free_units(6)  # 5 used, 1 left: the first fact needs 2 (itself and the version it replaced)
+    refused = tool_error(agent.call("get_episode", ask))
+    assert refused["code"] == "allowance_exhausted"
+    free_units(8)  # 3 left: the first fact with its earlier version, then one more
+    cut = agent.call("get_episode", ask)["result"]
+    assert cut["isError"] is False and cut["cut_by_allowance"] is True
+    assert [f["fact"] for f in cut["facts"]] == ["a relates to b, said again differently",
+                                                 "c relates to d in the billing test"]
+    assert [f["fact"] for f in cut["replaced"]] == ["a relates to b in the billing test"]
+    assert (cut["units"], cut["facts_next"]) == (3, 1)
+    assert "Returned 2 of 3 facts" in cut["message"] and "facts_after: 1" in cut["message"]
+    free_units(9)
+    rest = agent.call("get_episode", ask | {"facts_after": cut["facts_next"]})["result"]
+    assert [f["fact"] for f in rest["facts"]] == ["d relates to e in the billing test"]
+    assert (rest["units"], rest["facts_next"], rest["cut_by_allowance"]) == (1, None, False)
+    assert sum(UsageRecord.objects.filter(tool="get_episode").values_list("units",
+                                                                          flat=True)) == 4

@@ -138,6 +138,56 @@ def test_superseded_links_are_not_walked(engine):
     assert engine.trace("crash")["empty_reason"] == "no_causal_links"
 
 
+def test_both_directions_say_when_causes_were_found_and_no_effect_was_recorded(engine):
+    engine.write(entities=[node("disk alarm"), node("log flood")], assume_new=True, facts=[
+        fact("disk alarm", "log flood", "from", "The disk alarm was caused by a log flood",
+             causal_hint="caused_by")])
+    out = engine.trace("disk alarm", direction="both")
+    assert [chain_text(c) for c in out["causes"]] == [["The disk alarm was caused by a log flood"]]
+    assert out["effects"] == []
+    assert (out["empty_sides"], out["empty_reason"]) == (["effects"], None)
+    assert "Found 1 cause chain(s) but no effect" in out["message"]
+    assert "'disk alarm'" in out["message"] and "not evidence that none exists" in out["message"]
+
+
+def test_both_directions_say_when_effects_were_found_and_no_cause_was_recorded(engine):
+    engine.write(entities=[node("log flood"), node("disk alarm")], assume_new=True, facts=[
+        fact("log flood", "disk alarm", "raised", "The log flood led to the disk alarm",
+             causal_hint="led_to")])
+    out = engine.trace("log flood", direction="both")
+    assert out["causes"] == []
+    assert [chain_text(c) for c in out["effects"]] == [["The log flood led to the disk alarm"]]
+    assert (out["empty_sides"], out["empty_reason"]) == (["causes"], None)
+    assert "Found 1 effect chain(s) but no cause" in out["message"]
+
+
+def test_a_side_that_is_not_empty_is_not_listed_and_the_reply_has_no_message(engine):
+    engine.write(entities=[node("deploy"), node("outage"), node("refunds")], assume_new=True,
+                 facts=[fact("deploy", "outage", "r", "The deploy led to the outage",
+                             causal_hint="led_to"),
+                        fact("outage", "refunds", "r", "The outage led to refunds",
+                             causal_hint="led_to")])
+    out = engine.trace("outage", direction="both")
+    assert (len(out["causes"]), len(out["effects"]), out["empty_sides"]) == (1, 1, [])
+    assert out.get("message") is None
+    # One direction asked: the other side is not reported as empty.
+    assert engine.trace("deploy", direction="downstream")["empty_sides"] == []
+    assert engine.trace("deploy", direction="upstream")["empty_sides"] == ["causes"]
+
+
+def test_an_empty_answer_names_the_sides_it_looked_at(engine):
+    engine.write(entities=[node("deploy"), node("rollback")], assume_new=True, facts=[
+        fact("deploy", "rollback", "same_day", "The deploy and a rollback happened on Monday")])
+    upstream = engine.trace("deploy", direction="upstream")
+    assert (upstream["empty_reason"], upstream["empty_sides"]) == ("no_causal_links", ["causes"])
+    assert "Nobody recorded a cause for 'deploy'" in upstream["message"]
+    both = engine.trace("deploy")
+    assert both["empty_sides"] == ["causes", "effects"]
+    assert "Nobody recorded a cause or an effect for 'deploy'" in both["message"]
+    unknown = engine.trace("never written", direction="downstream")
+    assert (unknown["empty_reason"], unknown["empty_sides"]) == ("no_anchor", ["effects"])
+
+
 @pytest.mark.parametrize(("arguments", "field"), [
     ({"max_hops": 0}, "max_hops"), ({"max_hops": 7}, "max_hops"),
     ({"direction": "sideways"}, "direction"), ({"subject": ""}, "subject"),

@@ -1,7 +1,7 @@
 """One real server for the whole fuzz session, its database, and the Hypothesis budget.
 
 Budget: ECHO_FUZZ_EXAMPLES examples per tool, per transport and per envelope class
-(default 120, derandomized: the same cases on every CI run; with ten tools on two doors
+(default 120, derandomized: the same cases on every CI run; with twelve tools on two doors
 this keeps the suite inside its CI budget). Setting it switches to random seeds, for the
 long run described in docs/security-fuzzing.md.
 """

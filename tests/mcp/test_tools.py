@@ -12,9 +12,9 @@ from billing.models import UsageRecord
 from mcp_gateway.tools import RESERVED_RESULT_NAMES, TOOLS
 from memories.services import memory_create
 
-NAMES = ["write_episode", "query_memory", "trace_cause", "record_recall_save", "get_audit_log",
-         "get_usage", "memory_save", "memory_search", "memory_context", "memory_details",
-         "forget"]
+NAMES = ["write_episode", "query_memory", "trace_cause", "get_episode", "record_recall_save",
+         "get_audit_log", "get_usage", "memory_save", "memory_search", "memory_context",
+         "memory_details", "forget"]
 # The note tools default scope to shared (EchoVault's agents never name one).
 SCOPE_OPTIONAL = {"get_usage", "memory_save", "memory_search", "memory_context",
                   "memory_details"}
@@ -96,6 +96,41 @@ def test_remember_recall_why_round_trip_and_outputs_match_their_schemas(mcp_for,
         jsonschema.validate(out["structuredContent"], schemas[name])
 
 
+def test_a_recalled_fact_leads_to_its_episode_and_both_match_their_schemas(mcp_for, alice):
+    session = mcp_for(alice)
+    written = session.call("write_episode", episode())["result"]
+    recalled = session.call("query_memory", {"scope": "shared", "digest": True})["result"]
+    assert {f["episode_id"] for f in recalled["facts"]} == {written["episode_id"]}
+    why = session.call("trace_cause", {"scope": "shared", "subject": "Checkout 502s"})["result"]
+    assert why["empty_sides"] == ["effects"] and "no effect" in why["message"]
+    opened = session.call("get_episode", {"scope": "shared",
+                                          "episode_id": recalled["facts"][0]["episode_id"]})
+    result = opened["result"]
+    assert result["isError"] is False
+    assert result["session_id"] == "s1" and result["written_by"]["tool"] == "claude-code"
+    assert [f["fact_id"] for f in result["facts"]] == [
+        e["fact_id"] for e in written["edges_created"]]
+    assert len(result["entities_created"]) == 3 and result["units"] == 2
+    assert json.loads(result["content"][0]["text"]) == result["structuredContent"]
+    for name, out in [("query_memory", recalled), ("trace_cause", why), ("get_episode", result)]:
+        jsonschema.validate(out["structuredContent"], TOOLS[name].output_schema())
+
+
+def test_another_tenants_episode_is_a_not_found_tool_error_like_a_made_up_one(mcp_for, alice,
+                                                                              charlie):
+    written = mcp_for(alice).call("write_episode", episode())["result"]
+    theirs = mcp_for(charlie).call("get_episode", {"scope": "shared",
+                                                   "episode_id": written["episode_id"]})
+    made_up = mcp_for(charlie).call("get_episode", {
+        "scope": "shared", "episode_id": "6f1c1b4e-3f1a-4e55-9c55-2f7d3b0c1a11"})
+    for reply, episode_id in [(theirs, written["episode_id"]),
+                              (made_up, "6f1c1b4e-3f1a-4e55-9c55-2f7d3b0c1a11")]:
+        result = reply["result"]
+        assert result["isError"] is True
+        assert (result["error"]["code"], result["error"]["field"]) == ("not_found", "episode_id")
+        assert result["error"]["message"] == f"no episode {episode_id} in memory 'default'"
+
+
 def test_an_ambiguous_write_is_a_normal_result_that_says_how_to_resolve(mcp_for, alice):
     session = mcp_for(alice)
     session.call("write_episode", episode())
@@ -140,6 +175,10 @@ def test_an_ambiguous_write_is_a_normal_result_that_says_how_to_resolve(mcp_for,
     ("record_recall_save", {"scope": "shared", "fact_id": "nope", "note": "n"}, "fact_id"),
     ("record_recall_save", {"scope": "shared",
                             "fact_id": "6f1c1b4e-3f1a-4e55-9c55-2f7d3b0c1a11"}, "note"),
+    ("get_episode", {"scope": "shared"}, "episode_id"),
+    ("get_episode", {"scope": "shared", "episode_id": "7"}, "episode_id"),
+    ("get_episode", {"scope": "shared", "episode_id": "6f1c1b4e-3f1a-4e55-9c55-2f7d3b0c1a11",
+                     "limit": 501}, "limit"),
     ("get_audit_log", {"scope": "shared", "since": "last week"}, "since"),
     ("get_audit_log", {"scope": "shared", "limit": 501}, "limit"),
 ])

@@ -32,7 +32,7 @@ def test_initialize_describes_the_server_and_teaches_the_tools(mcp_for, alice):
     assert result["serverInfo"]["name"] == "echo-memory"
     assert result["capabilities"] == {"tools": {"listChanged": False}}
     for tool in ("write_episode", "query_memory", "trace_cause", "record_recall_save",
-                 "get_audit_log"):
+                 "get_audit_log", "get_episode"):
         assert tool in result["instructions"]
 
 

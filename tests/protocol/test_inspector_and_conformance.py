@@ -16,7 +16,7 @@ def test_inspector_lists_and_calls_and_conformance_scenarios_pass(live):
                             timeout=540)
     output = result.stdout + result.stderr
     assert result.returncode == 0, output
-    assert "all ten tools listed" in output
+    assert "all twelve tools listed" in output
     assert "query_memory answered" in output
     for scenario in ("server-initialize", "server-session-lifecycle", "ping", "tools-list",
                      "dns-rebinding-protection"):

@@ -14,9 +14,9 @@ from mcp.client.streamable_http import streamable_http_client
 
 # Our server speaks the handshake versions, where ping still exists.
 pytestmark = pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")
-NAMES = {"write_episode", "query_memory", "trace_cause", "record_recall_save", "get_audit_log",
-         "get_usage", "memory_save", "memory_search", "memory_context", "memory_details",
-         "forget"}
+NAMES = {"write_episode", "query_memory", "trace_cause", "get_episode", "record_recall_save",
+         "get_audit_log", "get_usage", "memory_save", "memory_search", "memory_context",
+         "memory_details", "forget"}
 
 
 def run(live, mode: str, body) -> Any:

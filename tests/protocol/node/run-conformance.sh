@@ -21,11 +21,11 @@ inspector() {
 }
 echo "== inspector: tools/list"
 listed=$(inspector --method tools/list)
-for tool in write_episode query_memory trace_cause record_recall_save get_audit_log get_usage \
-    memory_save memory_search memory_context memory_details; do
+for tool in write_episode query_memory trace_cause get_episode record_recall_save get_audit_log \
+    get_usage memory_save memory_search memory_context memory_details forget; do
   grep -q "\"name\": *\"$tool\"" <<<"$listed" || { echo "missing tool $tool"; echo "$listed"; exit 1; }
 done
-echo "all ten tools listed"
+echo "all twelve tools listed"
 echo "== inspector: tools/call query_memory"
 called=$(inspector --method tools/call --tool-name query_memory --tool-arg scope=shared \
   --tool-arg digest=true --tool-arg top_k=3)
