@@ -102,7 +102,9 @@ TOOLS: dict[str, Tool] = {tool.name: tool for tool in [
             "or what something is), and before asking the user to repeat themselves. Each fact "
             "has rank, score (cosine similarity, comparable across queries: threshold on it; "
             "null when only the words matched) and matched. digest: true returns the most "
-            "recent facts instead (omit query). Use as_of to ask what was true at a time. "
+            "recent facts instead (omit query). valid_as_of asks what was true in the world at a "
+            "time (from the facts' valid_at / invalid_at); as_of asks what the memory held at "
+            "a time (what it knew then); both together: what it knew then about that time. "
             "Costs one unit per fact returned."),
         args=QueryMemoryArgs, output=outputs.QueryMemoryResult, run=selectors.query_memory,
         read_only=True, idempotent=True,
@@ -115,7 +117,8 @@ TOOLS: dict[str, Tool] = {tool.name: tool for tool in [
             "user asks why something happened or what it led to. It follows only facts written "
             "with a causal_hint, so an empty answer means nobody recorded a cause (empty_reason "
             "says whether the subject was not found or had no causal links), not that none "
-            "exists. Costs one unit per fact returned."),
+            "exists. valid_as_of and as_of set the clock as in query_memory. Costs one unit "
+            "per fact returned."),
         args=TraceCauseArgs, output=outputs.TraceCauseResult, run=causal.trace_cause,
         read_only=True, idempotent=True,
     ),

@@ -19,7 +19,7 @@ from django.db import connection, transaction
 from django.db.models import Q
 
 from accounts.principal import Principal
-from memories import metering
+from memories import metering, search
 from memories.models import Entity, Fact
 from memories.names import normalize
 from memories.schemas import TraceCauseArgs
@@ -64,7 +64,8 @@ def trace_cause(principal: Principal, args: TraceCauseArgs) -> dict[str, Any]:
             "message": f"No entity in this scope is named like {args.subject!r}, so there is "
                        "nothing to trace from. query_memory finds facts by words and meaning.",
         }
-    walk = _Walk(memory.pk, partition, args.max_hops)
+    window = search.Window(as_of=args.as_of, valid_as_of=args.valid_as_of)
+    walk = _Walk(memory.pk, partition, args.max_hops, window)
     starts = [entity.pk for entity, _ in anchors]
     if args.direction in ("upstream", "both"):
         reply["causes"] = walk.chains(starts, upstream=True)
@@ -73,8 +74,8 @@ def trace_cause(principal: Principal, args: TraceCauseArgs) -> dict[str, Any]:
     touched = set(starts) | walk.seen_nodes
     contradictions = list(
         facts_for_view(Fact.objects.filter(
-            Q(source_id__in=touched) | Q(target_id__in=touched), memory_id=memory.pk,
-            partition=partition, causal_hint="contradicts", superseded_at__isnull=True,
+            window.q(), Q(source_id__in=touched) | Q(target_id__in=touched),
+            memory_id=memory.pk, partition=partition, causal_hint="contradicts",
         )).order_by("created_at")[:MAX_CHAINS]
     )
     reply["contradictions"] = [fact_view(f) for f in contradictions]
@@ -171,17 +172,18 @@ def _anchors(scope, memory_id: int, partition: str, subject: str) -> list[tuple[
 class _Walk:
     """Simple paths from the anchors, one query per hop, with bounded fan-out."""
 
-    def __init__(self, memory_id: int, partition: str, max_hops: int):
+    def __init__(self, memory_id: int, partition: str, max_hops: int, window: search.Window):
         self.memory_id = memory_id
         self.partition = partition
         self.max_hops = max_hops
+        self.window = window
         self.truncated = False
         self.seen_nodes: set[uuid.UUID] = set()
 
     def _links(self, nodes: set[uuid.UUID], upstream: bool) -> dict[uuid.UUID, list[Link]]:
         """Causal links that end (upstream) or start (downstream) at each of `nodes`."""
-        live = facts_for_view(Fact.objects.filter(
-            memory_id=self.memory_id, partition=self.partition, superseded_at__isnull=True))
+        versions = facts_for_view(Fact.objects.filter(
+            self.window.q(), memory_id=self.memory_id, partition=self.partition))
         if upstream:  # links whose effect is in `nodes`
             match = Q(causal_hint=FORWARD, target_id__in=nodes) | Q(
                 causal_hint__in=BACKWARD, source_id__in=nodes)
@@ -189,7 +191,7 @@ class _Walk:
             match = Q(causal_hint=FORWARD, source_id__in=nodes) | Q(
                 causal_hint__in=BACKWARD, target_id__in=nodes)
         by_node: dict[uuid.UUID, list[Link]] = {}
-        for fact in live.filter(match).order_by("-created_at"):
+        for fact in versions.filter(match).order_by("-created_at"):
             if fact.causal_hint == FORWARD:
                 link = Link(fact, cause=fact.source_id, effect=fact.target_id)
             else:

@@ -163,9 +163,11 @@ class Fact(models.Model):
         indexes = [
             models.Index(fields=["memory", "partition", "-created_at", "-position"],
                          condition=ACTIVE, name="fact_live_recent"),
-            models.Index(fields=["source"], condition=Q(causal_hint__isnull=False) & ACTIVE,
+            # Replaced versions too: trace_cause with as_of or valid_as_of walks the links
+            # held or true then (a replaced causal link is rare, so these stay small).
+            models.Index(fields=["source"], condition=Q(causal_hint__isnull=False),
                          name="fact_causal_source"),
-            models.Index(fields=["target"], condition=Q(causal_hint__isnull=False) & ACTIVE,
+            models.Index(fields=["target"], condition=Q(causal_hint__isnull=False),
                          name="fact_causal_target"),
             # The indexer's queue, in the order it takes facts: without the order in the
             # index, every batch sorted the whole backlog (quadratic after a bulk import).

@@ -71,6 +71,21 @@ def _utc(value: datetime | None) -> datetime | None:
 
 EventTime = Annotated[datetime | None, AfterValidator(_utc)]
 
+# The two clocks a read can be set to (docs/engine.md, "Record time and event time"). Declared
+# once here for every tool that reads facts, so their names, meaning and checks cannot drift.
+AsOf = Annotated[EventTime, Field(
+    default=None,
+    description="Record time: answer as the memory stood at this time (ISO 8601; UTC when no "
+                "offset is given): facts recorded by then and not yet replaced by then. "
+                "Whatever the memory learned later is ignored.")]
+ValidAsOf = Annotated[EventTime, Field(
+    default=None,
+    description="Event time: only facts that were true in the world at this time (ISO 8601; "
+                "UTC when no offset is given), judged by their valid_at and invalid_at. A fact "
+                "without valid_at counts as true from when it was recorded; a replaced version "
+                "stays true until its replacement's valid_at (or, without one, until it was "
+                "replaced). With as_of too: what the memory held at as_of about that time.")]
+
 
 def _storable(value: Any, where: str = "") -> None:
     """Refuse text the database cannot hold, in strings, list items and dict keys alike."""
@@ -280,8 +295,8 @@ class QueryMemoryArgs(_Args):
                                                     "active facts.")
     include_superseded: bool = Field(default=False,
                                      description="Also return facts that were replaced.")
-    as_of: EventTime = Field(default=None, description="Answer as the memory stood at this "
-                             "time (ISO 8601): facts recorded by then and not yet superseded.")
+    as_of: AsOf
+    valid_as_of: ValidAsOf
     memory: MemoryName
 
     @model_validator(mode="after")
@@ -301,6 +316,8 @@ class TraceCauseArgs(_Args):
     direction: Literal["upstream", "downstream", "both"] = Field(
         default="both", description="upstream: its causes; downstream: its effects.")
     max_hops: int = Field(default=3, ge=1, le=6, description="Longest chain, 1 to 6.")
+    as_of: AsOf
+    valid_as_of: ValidAsOf
     memory: MemoryName
 
 
@@ -418,6 +435,9 @@ def _describe(error: dict[str, Any]) -> str:
     shown = ""
     if (isinstance(given, str) and len(given) <= 60) or isinstance(given, int | float | bool):
         shown = f" (got {given!r})"
+    if kind.startswith("datetime"):
+        return (f"{where}: {error['msg']}{shown}; send an ISO 8601 date and time such as "
+                "2024-05-01T09:30:00Z (UTC when no offset is given)")
     return f"{where}: {error['msg']}{shown}"
 
 

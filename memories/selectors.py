@@ -122,7 +122,8 @@ def query_memory(principal: Principal, args: QueryMemoryArgs) -> dict[str, Any]:
     embedding = None if args.digest else embed_query(args.query)
     memory = memory_for(principal, args.memory)
     partition = partition_for(principal, args.scope)
-    window = search.Window(include_superseded=args.include_superseded, as_of=args.as_of)
+    window = search.Window(include_superseded=args.include_superseded, as_of=args.as_of,
+                           valid_as_of=args.valid_as_of)
     if embedding is None:
         with transaction.atomic():
             rows = list(facts_for_view(
