@@ -100,6 +100,8 @@ TOOLS: dict[str, Tool] = {tool.name: tool for tool in [
             "has rank, score (cosine similarity, comparable across queries: threshold on it; "
             "null when only the words matched) and matched. digest: true returns the most "
             "recent facts instead (omit query). Use as_of to ask what was true at a time. "
+            "facts_pending_vector counts facts not yet embedded (just bulk-written): while it "
+            "is above 0 they are found by words only, so recall by meaning is partial. "
             "Costs one unit per fact returned."),
         args=QueryMemoryArgs, output=outputs.QueryMemoryResult, run=selectors.query_memory,
         read_only=True, idempotent=True,

@@ -9,11 +9,12 @@ from functools import lru_cache
 from typing import Any
 
 import numpy as np
+from django.conf import settings
 from django.db import connection, transaction
 
 from accounts.principal import Principal
 from echomem.errors import NotFound, ValidationFailed
-from memories import metering, search
+from memories import indexing, metering, search
 from memories.embeddings import get_embedder
 from memories.models import AuditEvent, Fact, Memory
 from memories.schemas import GetAuditLogArgs, QueryMemoryArgs
@@ -120,6 +121,10 @@ def query_memory(principal: Principal, args: QueryMemoryArgs) -> dict[str, Any]:
     memory = memory_for(principal, args.memory)
     partition = partition_for(principal, args.scope)
     window = search.Window(include_superseded=args.include_superseded, as_of=args.as_of)
+    if embedding is not None:
+        # Read-your-writes: what was just written is searched with its settled vector.
+        indexing.settle(memory.pk, partition, facts=settings.ECHO_MEMORY_QUERY_EMBED_FACTS,
+                        seconds=settings.ECHO_MEMORY_QUERY_EMBED_SECONDS)
     if embedding is None:
         with transaction.atomic():
             rows = list(facts_for_view(
@@ -151,7 +156,8 @@ def query_memory(principal: Principal, args: QueryMemoryArgs) -> dict[str, Any]:
             for hit in hits
         ]
     reply = {"facts": facts, "memory": memory.name, "scope": args.scope,
-             "count": len(facts), "units": len(facts), "cut_by_allowance": len(facts) < found}
+             "count": len(facts), "units": len(facts), "cut_by_allowance": len(facts) < found,
+             "facts_pending_vector": indexing.facts_pending_vector(memory.pk, partition)}
     if reply["cut_by_allowance"]:
         reply["message"] = metering.cut_short(len(facts), found)
     return reply
