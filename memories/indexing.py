@@ -38,6 +38,8 @@ BATCH_SIZE = 64
 # What query_memory embeds at most before it searches, in slices of SETTLE_SLICE facts
 # (the deadline is checked between slices).
 SETTLE_SLICE = 32
+# With several queues waiting, no queue takes more than this fraction of a batch.
+SHARED_BATCH_PARTS = 4
 
 def _context_facts() -> int:
     """How many facts before it in the same episode a fact is embedded with.
@@ -114,12 +116,24 @@ CLAIM_SHARES = (
 )
 
 
+def _share(size: int, queues: int) -> int:
+    """Facts per queue in a batch of at most `size`.
+
+    Rounded down (at least one each; at most `size` queues a batch), so a batch never
+    locks more than it embeds. Alone, a queue takes the whole batch (throughput); with
+    others waiting, a quarter at most, so that a small write's wait (the rest of the
+    running batch, then one more) stays short while a bulk import is being embedded.
+    """
+    if queues == 1:
+        return size
+    return max(1, min(size // queues, size // SHARED_BATCH_PARTS))
+
+
 def _index_facts(size: int) -> int:
     """One batch: up to `size` facts, an equal share from each waiting queue.
 
-    Shares are rounded down (at least one fact each, at most `size` queues a batch), so
-    a batch never locks more than it embeds; a queue with fewer waiting facts than its
-    share leaves the batch smaller rather than making the others wait for a second pass.
+    A queue with fewer waiting facts than its share leaves the batch smaller rather than
+    making the others wait for a second pass.
     """
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(WAITING_QUEUES, [size])
@@ -127,7 +141,7 @@ def _index_facts(size: int) -> int:
         if not queues:
             return 0
         cursor.execute(CLAIM_SHARES, [[q[0] for q in queues], [q[1] for q in queues],
-                                      max(1, size // len(queues))])
+                                      _share(size, len(queues))])
         rows = cursor.fetchall()
         if not rows:
             return 0
