@@ -158,6 +158,14 @@ def _embed_and_store(cursor, rows: list[tuple]) -> None:
     count_terms(cursor, ids)
 
 
+# Waits for rows an indexer holds (no SKIP LOCKED): see settle.
+NEWEST_WAITING = (
+    "SELECT id, search_text, episode_id, position FROM memories_fact "
+    "WHERE memory_id = %s AND partition = %s AND embedding IS NULL "
+    "ORDER BY created_at DESC, position DESC LIMIT %s FOR UPDATE"
+)
+
+
 def settle(memory_id: int, partition: str, *, facts: int, seconds: float) -> int:
     """Embed the partition's newest waiting facts now, before a query searches them.
 
@@ -177,12 +185,8 @@ def settle(memory_id: int, partition: str, *, facts: int, seconds: float) -> int
         try:
             with transaction.atomic(), connection.cursor() as cursor:
                 cursor.execute(f"SET LOCAL lock_timeout = {max(1, int(left * 1000))}")
-                cursor.execute(
-                    "SELECT id, search_text, episode_id, position FROM memories_fact "
-                    "WHERE memory_id = %s AND partition = %s AND embedding IS NULL "
-                    "ORDER BY created_at DESC, position DESC LIMIT %s FOR UPDATE",
-                    [memory_id, partition, min(SETTLE_SLICE, facts - done)],
-                )
+                cursor.execute(NEWEST_WAITING,
+                               [memory_id, partition, min(SETTLE_SLICE, facts - done)])
                 rows = cursor.fetchall()
                 cursor.execute("SET LOCAL lock_timeout TO DEFAULT")
                 if rows:
