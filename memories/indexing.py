@@ -37,7 +37,7 @@ logger = logging.getLogger(__name__)
 BATCH_SIZE = 64
 # What query_memory embeds at most before it searches, in slices of SETTLE_SLICE facts
 # (the deadline is checked between slices).
-SETTLE_SLICE = 32
+SETTLE_SLICE = 16
 # With several queues waiting, no queue takes more than this fraction of a batch.
 SHARED_BATCH_PARTS = 4
 
