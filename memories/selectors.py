@@ -121,10 +121,13 @@ def query_memory(principal: Principal, args: QueryMemoryArgs) -> dict[str, Any]:
     memory = memory_for(principal, args.memory)
     partition = partition_for(principal, args.scope)
     window = search.Window(include_superseded=args.include_superseded, as_of=args.as_of)
-    if embedding is not None:
+    # One indexed count; the settling below costs nothing more when nothing waits.
+    pending = indexing.facts_pending_vector(memory.pk, partition)
+    if pending and embedding is not None:
         # Read-your-writes: what was just written is searched with its settled vector.
         indexing.settle(memory.pk, partition, facts=settings.ECHO_MEMORY_QUERY_EMBED_FACTS,
                         seconds=settings.ECHO_MEMORY_QUERY_EMBED_SECONDS)
+        pending = indexing.facts_pending_vector(memory.pk, partition)
     if embedding is None:
         with transaction.atomic():
             rows = list(facts_for_view(
@@ -157,7 +160,7 @@ def query_memory(principal: Principal, args: QueryMemoryArgs) -> dict[str, Any]:
         ]
     reply = {"facts": facts, "memory": memory.name, "scope": args.scope,
              "count": len(facts), "units": len(facts), "cut_by_allowance": len(facts) < found,
-             "facts_pending_vector": indexing.facts_pending_vector(memory.pk, partition)}
+             "facts_pending_vector": pending}
     if reply["cut_by_allowance"]:
         reply["message"] = metering.cut_short(len(facts), found)
     return reply
