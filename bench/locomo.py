@@ -1,12 +1,18 @@
 """LoCoMo retrieval benchmark, exactly the protocol of ../shared/data/locomo/README.md.
 
-    .venv/bin/python bench/locomo.py [--data PATH] [--limit-conversations N]
+    .venv/bin/python bench/locomo.py [--data PATH] [--limit-conversations N] [--immediate]
 
 For each conversation: a fresh memory; one write_episode per session (speakers as
 `person` entities, one fact per turn keyed by its dia_id); then every question of
 categories 1-4 through query_memory (top_k 10). It prints recall@1/5/10 and MRR
 per category and overall for three retrievers side by side, from one run: full
 text only, vector only, and the product's hybrid ranking.
+
+--immediate asks each conversation's questions right after its episodes are written,
+with no wait, as an agent would: the indexer runs in the background (`thread` mode, the
+single box's default) and every vector is computed by the model, no cache. Then the same
+conversations are written again into fresh memories and asked once the indexer has
+caught up (the settled run), and both hybrid recall@10 figures are printed side by side.
 """
 
 from __future__ import annotations
@@ -74,13 +80,17 @@ def evidence_of(question: dict, known: set[str]) -> list[str]:
     return [i for i in dict.fromkeys(ids) if i in known]
 
 
-def retrieve(principal, memory_name: str, question: str) -> dict[str, list[str]]:
-    """Top-10 fact ids of each retriever for one question."""
+def retrieve(principal, memory_name: str, question: str) -> tuple[dict[str, list[str]], int]:
+    """Top-10 fact ids of each retriever for one question, and the facts still waiting
+    for their vector when the product answered."""
     from memories import search
     from memories.schemas import QueryMemoryArgs, parse
     from memories.scopes import partition_for
     from memories.selectors import _query_vector, memory_for, query_memory
 
+    # The product first: under --immediate it is the call that meets the fresh facts.
+    hybrid = query_memory(principal, parse(QueryMemoryArgs, {
+        "scope": "shared", "memory": memory_name, "query": question, "top_k": 10}))
     memory = memory_for(principal, memory_name)
     partition = partition_for(principal, "shared")
     window = search.Window()
@@ -88,13 +98,11 @@ def retrieve(principal, memory_name: str, question: str) -> dict[str, list[str]]
     text = search.text_candidates(memory.pk, partition, question, pool, window)
     vector = search.vector_candidates(memory.pk, partition, _query_vector(question), pool,
                                       window)
-    hybrid = query_memory(principal, parse(QueryMemoryArgs, {
-        "scope": "shared", "memory": memory_name, "query": question, "top_k": 10}))
     return {
         "text": [str(c.fact_id) for c in text[:10]],
         "vector": [str(c.fact_id) for c in vector[:10]],
         "hybrid": [f["fact_id"] for f in hybrid["facts"]],
-    }
+    }, hybrid["facts_pending_vector"]
 
 
 def score(ranked: list[str], evidence: list[str]) -> dict[str, float]:
@@ -113,26 +121,61 @@ def main() -> None:
                         help="override a ranking constant for an experiment, e.g. "
                              "search.RRF_K=60 (modules under memories/) or "
                              "settings.ECHO_MEMORY_EMBED_CONTEXT=0")
+    parser.add_argument("--immediate", action="store_true",
+                        help="ask each conversation's questions right after it is written, "
+                             "with the indexer in the background; also run settled and "
+                             "print both")
     args = parser.parse_args()
 
-    fresh_instance(indexing="manual")
-    cached = use_cached_embedder(queries_too=True)
+    fresh_instance(indexing="thread" if args.immediate else "manual")
+    # --immediate measures when vectors exist, so every vector costs what it costs.
+    cached = None if args.immediate else use_cached_embedder(queries_too=True)
     apply_overrides(args.set)
-    from tqdm import tqdm
-
-    from memories.indexing import index_pending
 
     samples = json.loads(args.data.read_text())[: args.limit_conversations]
     principal, account = bench_principal()
+    if not args.immediate:
+        run = run_protocol(principal, account, samples, immediate=False, cached=cached)
+        report(run, samples, args.json)
+        return
+    fresh = run_protocol(principal, account, samples, immediate=True)
+    report(fresh, samples, args.json)
+    settled = run_protocol(principal, account, samples, immediate=False, prefix="settled-")
+    ours, theirs = (run["totals"][("hybrid", "overall")] for run in (fresh, settled))
+    fresh_r10 = sum(r["r@10"] for r in ours) / len(ours)
+    settled_r10 = sum(r["r@10"] for r in theirs) / len(theirs)
+    print(f"\nhybrid recall@10: immediate {fresh_r10:.3f}, settled {settled_r10:.3f} "
+          f"(difference {fresh_r10 - settled_r10:+.3f})")
+    latencies = sorted(fresh["latencies"])
+    print(f"immediate: {fresh['waiting_questions']} of {fresh['questions']} questions met "
+          f"facts still waiting for their vector; query_memory p50 "
+          f"{latencies[len(latencies) // 2] * 1000:.0f} ms, p95 "
+          f"{latencies[int(len(latencies) * 0.95)] * 1000:.0f} ms, max "
+          f"{latencies[-1] * 1000:.0f} ms (the first question of a conversation pays for "
+          "embedding what the indexer has not reached)")
+
+
+def run_protocol(principal, account, samples, *, immediate: bool, cached=None,
+                 prefix: str = "") -> dict:
+    """Write each conversation and ask its questions: at once, or once indexing caught up."""
+    from tqdm import tqdm
+
+    from memories.indexing import index_pending, pending_count
+
     totals: dict[tuple[str, str], list[dict[str, float]]] = defaultdict(list)
     started = time.perf_counter()
-    turns = questions = 0
-    skipped = 0
-    for sample in tqdm(samples, desc="conversations", file=sys.stderr):
-        memory_name = re.sub(r"[^a-z0-9_-]", "-", sample["sample_id"].lower())
+    turns = questions = skipped = waiting_questions = 0
+    latencies: list[float] = []
+    for sample in tqdm(samples, desc="immediate" if immediate else "conversations",
+                       file=sys.stderr):
+        memory_name = prefix + re.sub(r"[^a-z0-9_-]", "-", sample["sample_id"].lower())
         dia_by_fact = load_conversation(principal, account, sample, memory_name)
-        index_pending()
-        cached.save()
+        if not immediate:
+            index_pending()
+            while pending_count():  # a background indexer's last batch
+                time.sleep(0.05)
+        if cached is not None:
+            cached.save()
         turns += len(dia_by_fact)
         known = set(dia_by_fact.values())
         for question in sample["qa"]:
@@ -144,14 +187,18 @@ def main() -> None:
                 skipped += 1
                 continue
             questions += 1
-            results = retrieve(principal, memory_name, question["question"])
+            asked = time.perf_counter()
+            results, waiting = retrieve(principal, memory_name, question["question"])
+            latencies.append(time.perf_counter() - asked)
+            waiting_questions += waiting > 0
             for retriever, fact_ids in results.items():
                 ranked = [dia_by_fact.get(f, "") for f in fact_ids]
                 figures = score(ranked, evidence)
                 totals[(retriever, CATEGORIES[category])].append(figures)
                 totals[(retriever, "overall")].append(figures)
-    elapsed = time.perf_counter() - started
-    report(totals, samples, turns, questions, skipped, elapsed, args.json)
+    return {"totals": totals, "turns": turns, "questions": questions, "skipped": skipped,
+            "elapsed": time.perf_counter() - started, "latencies": latencies,
+            "waiting_questions": waiting_questions}
 
 
 def apply_overrides(assignments: list[str]) -> None:
@@ -172,7 +219,9 @@ def apply_overrides(assignments: list[str]) -> None:
         print(f"override: memories.{target} = {getattr(module, name)!r}", file=sys.stderr)
 
 
-def report(totals, samples, turns, questions, skipped, elapsed, json_path) -> None:
+def report(run: dict, samples, json_path) -> None:
+    totals, turns, questions = run["totals"], run["turns"], run["questions"]
+    skipped, elapsed = run["skipped"], run["elapsed"]
     groups = [*CATEGORIES.values(), "overall"]
     print(f"\nLoCoMo retrieval: {len(samples)} conversations, {turns} turns, "
           f"{questions} questions (categories 1-4; {skipped} without usable evidence "

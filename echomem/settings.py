@@ -144,6 +144,10 @@ ECHO_MEMORY_INDEXING = env.str(
 )
 # How many earlier facts of the same episode are embedded with each fact (memories/indexing.py).
 ECHO_MEMORY_EMBED_CONTEXT = env.int("ECHO_MEMORY_EMBED_CONTEXT", default=2)
+# Read-your-writes: before it searches, query_memory embeds up to this many of the searched
+# partition's newest waiting facts, spending at most this long (memories/indexing.py settle).
+ECHO_MEMORY_QUERY_EMBED_FACTS = env.int("ECHO_MEMORY_QUERY_EMBED_FACTS", default=64)
+ECHO_MEMORY_QUERY_EMBED_SECONDS = env.float("ECHO_MEMORY_QUERY_EMBED_SECONDS", default=1.0)
 if ECHO_MEMORY_INDEXING not in {"inline", "thread", "celery", "manual"}:
     raise ConfigurationError(
         f"ECHO_MEMORY_INDEXING={ECHO_MEMORY_INDEXING} is not a mode; set it to inline, thread, "

@@ -7,6 +7,15 @@ by words (its tsvector is a generated column), only not by meaning. Where it run
 - `thread`: a background thread per web process (the single box's default);
 - `celery`: a Celery task on the workers (the default when a broker is configured);
 - `manual`: nothing is scheduled; `echo-memory index` (e.g. from cron) catches up.
+
+Two things keep a fresh fact findable by meaning whatever the backlog:
+
+- Fair turns: the queue is one per (memory, partition). Each batch takes a share from
+  every queue that waits, oldest queue first, so one tenant's bulk import costs another
+  tenant's single fact at most one batch's wait, not the whole backlog.
+- Read-your-writes: `settle`, called by query_memory, embeds the searched partition's
+  newest waiting facts on the spot (bounded in facts and seconds) with the same model
+  and context as the indexer, so the vectors it stores are the settled ones.
 """
 
 from __future__ import annotations
@@ -15,15 +24,22 @@ import json
 import logging
 import os
 import threading
+import time
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import OperationalError, connection, transaction
 
+from echomem.db import LOCK_NOT_AVAILABLE
 from memories.embeddings import get_embedder
 from memories.note_text import note_head
 
 logger = logging.getLogger(__name__)
 BATCH_SIZE = 64
+# What query_memory embeds at most before it searches, in slices of SETTLE_SLICE facts
+# (the deadline is checked between slices).
+SETTLE_SLICE = 16
+# With several queues waiting, no queue takes more than this fraction of a batch.
+SHARED_BATCH_PARTS = 4
 
 def _context_facts() -> int:
     """How many facts before it in the same episode a fact is embedded with.
@@ -60,25 +76,130 @@ def pending_count() -> int:
             + Note.objects.filter(embedding__isnull=True).count())
 
 
+def facts_pending_vector(memory_id: int, partition: str) -> int:
+    """How many of the partition's facts still wait for their vector (found by words only)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM memories_fact WHERE memory_id = %s "
+                       "AND partition = %s AND embedding IS NULL", [memory_id, partition])
+        return cursor.fetchone()[0]
+
+
 def _index_batch(size: int) -> int:
     return _index_facts(size) or _index_notes(size)
 
 
+# Every (memory, partition) with waiting facts, by a skip scan of fact_index_queue (one
+# index probe per queue, however long the queues), the longest-waiting first.
+WAITING_QUEUES = (
+    "WITH RECURSIVE queues AS ("
+    "(SELECT memory_id, partition FROM memories_fact WHERE embedding IS NULL "
+    "ORDER BY memory_id, partition LIMIT 1) "
+    "UNION ALL "
+    "SELECT n.memory_id, n.partition FROM queues q CROSS JOIN LATERAL ("
+    "SELECT memory_id, partition FROM memories_fact WHERE embedding IS NULL "
+    "AND (memory_id, partition) > (q.memory_id, q.partition) "
+    "ORDER BY memory_id, partition LIMIT 1) n) "
+    "SELECT q.memory_id, q.partition FROM queues q CROSS JOIN LATERAL ("
+    "SELECT created_at, position FROM memories_fact f WHERE f.embedding IS NULL "
+    "AND f.memory_id = q.memory_id AND f.partition = q.partition "
+    "ORDER BY created_at, position LIMIT 1) oldest "
+    "ORDER BY oldest.created_at, oldest.position LIMIT %s"
+)
+# A share of each queue's oldest facts, locked; another indexer's claims are skipped.
+CLAIM_SHARES = (
+    "SELECT f.id, f.search_text, f.episode_id, f.position "
+    "FROM unnest(%s::bigint[], %s::text[]) WITH ORDINALITY AS q(memory_id, partition, turn) "
+    "CROSS JOIN LATERAL (SELECT id, search_text, episode_id, position, created_at "
+    "FROM memories_fact f WHERE f.memory_id = q.memory_id AND f.partition = q.partition "
+    "AND f.embedding IS NULL ORDER BY f.created_at, f.position LIMIT %s "
+    "FOR UPDATE SKIP LOCKED) f ORDER BY q.turn, f.created_at, f.position"
+)
+
+
+def _share(size: int, queues: int) -> int:
+    """Facts per queue in a batch of at most `size`.
+
+    Rounded down (at least one each; at most `size` queues a batch), so a batch never
+    locks more than it embeds. Alone, a queue takes the whole batch (throughput); with
+    others waiting, a quarter at most, so that a small write's wait (the rest of the
+    running batch, then one more) stays short while a bulk import is being embedded.
+    """
+    if queues == 1:
+        return size
+    return max(1, min(size // queues, size // SHARED_BATCH_PARTS))
+
+
 def _index_facts(size: int) -> int:
+    """One batch: up to `size` facts, an equal share from each waiting queue.
+
+    A queue with fewer waiting facts than its share leaves the batch smaller rather than
+    making the others wait for a second pass.
+    """
     with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT f.id, f.search_text, f.episode_id, f.position FROM memories_fact f "
-            "WHERE f.embedding IS NULL ORDER BY f.created_at, f.position LIMIT %s "
-            "FOR UPDATE SKIP LOCKED", [size],
-        )
+        cursor.execute(WAITING_QUEUES, [size])
+        queues = cursor.fetchall()
+        if not queues:
+            return 0
+        cursor.execute(CLAIM_SHARES, [[q[0] for q in queues], [q[1] for q in queues],
+                                      _share(size, len(queues))])
         rows = cursor.fetchall()
         if not rows:
             return 0
-        vectors = get_embedder().embed(_texts_with_context(cursor, rows))
-        ids = [row[0] for row in rows]
-        store_embeddings(cursor, "memories_fact", ids, vectors)
-        count_terms(cursor, ids)
+        _embed_and_store(cursor, rows)
     return len(rows)
+
+
+def _embed_and_store(cursor, rows: list[tuple]) -> None:
+    """Vectors (with context) and word statistics for claimed (id, search_text, episode_id,
+    position) rows: what the indexer and `settle` both store, so they store the same."""
+    vectors = get_embedder().embed(_texts_with_context(cursor, rows))
+    ids = [row[0] for row in rows]
+    store_embeddings(cursor, "memories_fact", ids, vectors)
+    count_terms(cursor, ids)
+
+
+# Waits for rows an indexer holds (no SKIP LOCKED): see settle.
+NEWEST_WAITING = (
+    "SELECT id, search_text, episode_id, position FROM memories_fact "
+    "WHERE memory_id = %s AND partition = %s AND embedding IS NULL "
+    "ORDER BY created_at DESC, position DESC LIMIT %s FOR UPDATE"
+)
+
+
+def settle(memory_id: int, partition: str, *, facts: int, seconds: float) -> int:
+    """Embed the partition's newest waiting facts now, before a query searches them.
+
+    Returns how many it embedded. Bounded by `facts` and by `seconds` (checked between
+    slices, and as the longest it waits for a row an indexer holds): a bulk import stays
+    with the indexer, and the reply's facts_pending_vector says what is left. Rows an
+    indexer has claimed are waited for rather than skipped, since the fact just written
+    is the one the indexer (woken by that write) is most likely embedding right now;
+    once it commits they are embedded and drop out of the claim.
+    """
+    deadline = time.monotonic() + seconds
+    done = 0
+    while done < facts:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            break
+        try:
+            with transaction.atomic(), connection.cursor() as cursor:
+                cursor.execute(f"SET LOCAL lock_timeout = {max(1, int(left * 1000))}")
+                cursor.execute(NEWEST_WAITING,
+                               [memory_id, partition, min(SETTLE_SLICE, facts - done)])
+                rows = cursor.fetchall()
+                cursor.execute("SET LOCAL lock_timeout TO DEFAULT")
+                if rows:
+                    _embed_and_store(cursor, rows)
+        except OperationalError as exc:
+            if getattr(exc.__cause__, "sqlstate", None) != LOCK_NOT_AVAILABLE:
+                raise
+            # An indexer held a row past the budget; it stores that row itself.
+            break
+        if not rows and not facts_pending_vector(memory_id, partition):
+            break
+        done += len(rows)
+    return done
 
 
 def _index_notes(size: int) -> int:

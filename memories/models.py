@@ -169,10 +169,12 @@ class Fact(models.Model):
                          name="fact_causal_source"),
             models.Index(fields=["target"], condition=Q(causal_hint__isnull=False),
                          name="fact_causal_target"),
-            # The indexer's queue, in the order it takes facts: without the order in the
-            # index, every batch sorted the whole backlog (quadratic after a bulk import).
-            models.Index(fields=["created_at", "position"], condition=Q(embedding__isnull=True),
-                         name="fact_index_queue"),
+            # The indexer's queues, one per (memory, partition), each in the order it takes
+            # facts: without the order in the index, every batch sorted the whole backlog
+            # (quadratic after a bulk import). The leading columns let a batch skip-scan
+            # the waiting queues and query_memory count and settle its own partition's.
+            models.Index(fields=["memory", "partition", "created_at", "position"],
+                         condition=Q(embedding__isnull=True), name="fact_index_queue"),
             # A small pending list: a long one is scanned linearly by every search, and
             # made the planner give up on this index for whole-memory scans.
             GinIndex(fields=["search_vector"], name="fact_search_vector",

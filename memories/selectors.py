@@ -9,11 +9,12 @@ from functools import lru_cache
 from typing import Any
 
 import numpy as np
+from django.conf import settings
 from django.db import connection, transaction
 
 from accounts.principal import Principal
 from echomem.errors import NotFound, ValidationFailed
-from memories import metering, search
+from memories import indexing, metering, search
 from memories.embeddings import get_embedder
 from memories.models import AuditEvent, Fact, Memory
 from memories.schemas import GetAuditLogArgs, QueryMemoryArgs
@@ -124,6 +125,13 @@ def query_memory(principal: Principal, args: QueryMemoryArgs) -> dict[str, Any]:
     partition = partition_for(principal, args.scope)
     window = search.Window(include_superseded=args.include_superseded, as_of=args.as_of,
                            valid_as_of=args.valid_as_of)
+    # One indexed count; the settling below costs nothing more when nothing waits.
+    pending = indexing.facts_pending_vector(memory.pk, partition)
+    if pending and embedding is not None:
+        # Read-your-writes: what was just written is searched with its settled vector.
+        indexing.settle(memory.pk, partition, facts=settings.ECHO_MEMORY_QUERY_EMBED_FACTS,
+                        seconds=settings.ECHO_MEMORY_QUERY_EMBED_SECONDS)
+        pending = indexing.facts_pending_vector(memory.pk, partition)
     if embedding is None:
         with transaction.atomic():
             rows = list(facts_for_view(
@@ -155,7 +163,8 @@ def query_memory(principal: Principal, args: QueryMemoryArgs) -> dict[str, Any]:
             for hit in hits
         ]
     reply = {"facts": facts, "memory": memory.name, "scope": args.scope,
-             "count": len(facts), "units": len(facts), "cut_by_allowance": len(facts) < found}
+             "count": len(facts), "units": len(facts), "cut_by_allowance": len(facts) < found,
+             "facts_pending_vector": pending}
     if reply["cut_by_allowance"]:
         reply["message"] = metering.cut_short(len(facts), found)
     return reply

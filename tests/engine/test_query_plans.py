@@ -123,3 +123,45 @@ def test_a_table_filled_before_its_first_analyze_keeps_the_live_edge_probe(engin
         cursor.execute("SELECT count(*) FROM pg_stats WHERE schemaname = current_schema() "
                        "AND tablename = 'memories_fact'")
         assert cursor.fetchone()[0] == len(columns)
+
+
+def test_the_indexer_queues_are_read_through_their_index_however_long(engine, charlie):
+    """Another account's bulk import of 12k waiting facts: choosing the queues and
+    claiming shares touch a few index entries, and a query's own embedding and pending
+    count in a small memory never read the other's backlog."""
+    from memories import indexing
+
+    engine.write(entities=[person("Ann"), person("Ben")], assume_new=True,
+                 facts=[fact("Ann", "Ben", "knows", "Ann knows Ben")])
+    Engine(charlie.principal).write(entities=[person("Cy")], assume_new=True,
+                                    facts=[fact("Cy", "Cy", "is", "Cy waits too")])
+    with connection.cursor() as cursor:
+        cursor.execute("""
+            INSERT INTO memories_fact (id, memory_id, partition, source_id, target_id,
+                relation_type, fact, confidence, session_id, project, episode_id, position,
+                written_by_tool, created_at, search_text)
+            SELECT gen_random_uuid(), f.memory_id, f.partition, f.source_id, f.target_id,
+                   'bulk ' || g, 'bulk fact ' || g, 'extracted', 's', '', f.episode_id, g,
+                   'bench', now(), 'bulk fact ' || g
+            FROM generate_series(1, 12000) g,
+                 (SELECT * FROM memories_fact WHERE relation_type = 'is') f
+        """)
+        cursor.execute("ANALYZE memories_fact")
+        cursor.execute(
+            "SELECT memory_id, partition FROM memories_fact WHERE relation_type = 'knows'")
+        memory_id, partition = cursor.fetchone()
+        cursor.execute("SELECT memory_id FROM memories_fact WHERE relation_type = 'is'")
+        importer = cursor.fetchone()[0]
+        plans = {}
+        for name, sql, params in [
+            ("queues", indexing.WAITING_QUEUES, [64]),
+            ("claim", indexing.CLAIM_SHARES, [[importer, memory_id], [partition] * 2, 16]),
+            ("settle", indexing.NEWEST_WAITING, [memory_id, partition, 32]),
+            ("pending", "SELECT count(*) FROM memories_fact WHERE memory_id = %s "
+                        "AND partition = %s AND embedding IS NULL", [memory_id, partition]),
+        ]:
+            cursor.execute("EXPLAIN " + sql, params)
+            plans[name] = "\n".join(row[0] for row in cursor.fetchall())
+    failures = {name: plan for name, plan in plans.items()
+                if "fact_index_queue" not in plan or "Seq Scan on memories_fact" in plan}
+    assert not failures, failures

@@ -1,0 +1,136 @@
+"""Freshness under load: from a write's acknowledgement to its facts being found by meaning.
+
+    .venv/bin/python bench/freshness.py [--episodes 15] [--load-fps 200] [--sizes 1 4 16]
+
+The single box as shipped (indexer in a background thread, real model, no vector
+cache). Account B imports without pause: episodes of 20 facts at --load-fps, more than
+the indexer embeds, so B's backlog grows for the whole run. Meanwhile account A writes
+episodes of 1, 4 or 16 facts, one at a time, and for each one the bench measures:
+
+- indexer: seconds from the acknowledgement until every fact of the episode has its
+  vector, with nobody querying (polled every 10 ms): the indexer's fair turns alone;
+- next call: A calls query_memory at once; its latency, and whether the reply had
+  nothing of A's left waiting (facts_pending_vector 0), i.e. the fact was searched by
+  meaning on that very call.
+
+It prints p50 / p95 of each, per episode size, and B's backlog at the end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench.setup import bench_principal, fresh_instance
+
+WORDS = ("invoice", "shipment", "refund", "ledger", "customer", "warehouse", "audit",
+         "payment", "order", "supplier")
+
+
+def percentile(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
+
+
+def episode(tag: str, size: int) -> dict:
+    entities = [{"name": "Dana", "type": "person"}, {"name": "billing", "type": "service"}]
+    facts = [{"source": "Dana", "target": "billing", "relation_type": f"{tag} {i}",
+              "fact": f"Dana checked {WORDS[i % len(WORDS)]} {tag}-{i} in billing before the "
+                      f"{WORDS[(i + 3) % len(WORDS)]} review", "confidence": "extracted"}
+             for i in range(size)]
+    return {"scope": "shared", "session_id": tag, "entities": entities, "facts": facts}
+
+
+class Importer(threading.Thread):
+    """Account B: 20-fact episodes at a steady rate, until stopped."""
+
+    def __init__(self, principal, facts_per_second: float):
+        super().__init__(daemon=True)
+        self.principal, self.interval = principal, 20 / facts_per_second
+        self.stop = threading.Event()
+        self.written = 0
+
+    def run(self) -> None:
+        from django.db import connection
+
+        from memories.schemas import WriteEpisodeArgs, parse
+        from memories.services import write_episode
+
+        try:
+            while not self.stop.is_set():
+                started = time.perf_counter()
+                write_episode(self.principal, parse(WriteEpisodeArgs, episode(
+                    f"import-{self.written}", 20)))
+                self.written += 20
+                self.stop.wait(max(0.0, self.interval - (time.perf_counter() - started)))
+        finally:
+            connection.close()
+
+
+def waiting_of(fact_ids: list[str]) -> int:
+    from memories.models import Fact
+
+    return Fact.objects.filter(pk__in=fact_ids, embedding__isnull=True).count()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--episodes", type=int, default=15, help="per size and measure")
+    parser.add_argument("--load-fps", type=float, default=200.0)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1, 4, 16])
+    args = parser.parse_args()
+
+    fresh_instance(indexing="thread")
+    from memories.embeddings import get_embedder
+    from memories.indexing import pending_count
+    from memories.schemas import QueryMemoryArgs, WriteEpisodeArgs, parse
+    from memories.selectors import query_memory
+    from memories.services import write_episode
+
+    get_embedder().embed(["warm up"] * 40)  # both sessions built before anything is timed
+    agent, _ = bench_principal("agent")
+    importer_principal, _ = bench_principal("importer")
+    importer = Importer(importer_principal, args.load_fps)
+    importer.start()
+    time.sleep(5)  # let B's backlog build up first
+    rows = []
+    for size in args.sizes:
+        indexer_seconds, call_seconds, found = [], [], 0
+        for n in range(args.episodes):
+            reply = write_episode(agent, parse(WriteEpisodeArgs, episode(f"a{size}-{n}", size)))
+            acknowledged = time.perf_counter()
+            ids = [edge["fact_id"] for edge in reply["edges_created"]]
+            while waiting_of(ids):
+                time.sleep(0.01)
+            indexer_seconds.append(time.perf_counter() - acknowledged)
+        for n in range(args.episodes):
+            write_episode(agent, parse(WriteEpisodeArgs, episode(f"q{size}-{n}", size)))
+            asked = time.perf_counter()
+            answer = query_memory(agent, parse(QueryMemoryArgs, {
+                "scope": "shared", "query": "Who looked over the money records?", "top_k": 10}))
+            call_seconds.append(time.perf_counter() - asked)
+            found += answer["facts_pending_vector"] == 0
+        rows.append((size, indexer_seconds, call_seconds, found))
+        print(f"size {size} done; B's backlog {pending_count()} facts", file=sys.stderr)
+    importer.stop.set()
+    importer.join(30)
+    backlog = pending_count()
+
+    print(f"\nFreshness under a steady import by another account ({args.load_fps:.0f} facts/s "
+          f"offered, {importer.written} written; {backlog} still waiting at the end)\n")
+    print(f"{'facts/episode':>13} {'indexer p50':>12} {'p95':>7} {'next call p50':>14} "
+          f"{'p95':>7} {'all by meaning':>15}")
+    for size, indexer_seconds, call_seconds, found in rows:
+        print(f"{size:>13} {statistics.median(indexer_seconds):>11.2f}s "
+              f"{percentile(indexer_seconds, 95):>6.2f}s "
+              f"{statistics.median(call_seconds) * 1000:>11.0f} ms "
+              f"{percentile(call_seconds, 95) * 1000:>4.0f} ms {found:>8}/{len(call_seconds)}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,166 @@
+"""Freshness: a fact is found by meaning on the very next call, whatever else is waiting.
+
+The indexer runs `manual` here, so nothing embeds a fact unless the code under test does.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import numpy as np
+import pytest
+from django.db import connection, transaction
+
+from memories import indexing
+from memories.models import Fact
+from tests.engine.conftest import Engine, fact, person
+
+HIKE = fact("Alice", "Kyoto", "travelled_to", "Alice spent her spring holiday hiking near Kyoto")
+# Shares no word with HIKE (nor with its endpoints' names): only the vector can find it.
+PARAPHRASE = "Who went trekking in the mountains during a vacation?"
+TRIP = [person("Alice"), {"name": "Kyoto", "type": "city"}]
+
+
+@pytest.fixture(autouse=True)
+def manual_indexing(settings):
+    settings.ECHO_MEMORY_INDEXING = "manual"
+    settings.ECHO_MEMORY_QUERY_EMBED_FACTS = 64
+    settings.ECHO_MEMORY_QUERY_EMBED_SECONDS = 5.0
+
+
+def bulk(engine: Engine, episodes: int, per_episode: int) -> None:
+    """Self-contained facts about made-up services, written as an import would."""
+    for episode in range(episodes):
+        engine.write(session_id=f"import-{episode}", assume_new=True,
+                     entities=[{"name": "ledger", "type": "service"},
+                               {"name": "warehouse", "type": "service"}],
+                     facts=[fact("ledger", "warehouse", f"sync_{episode}_{i}",
+                                 f"Ledger batch {episode}-{i} copies invoices into the warehouse")
+                            for i in range(per_episode)])
+
+
+def vector_of(fact_id) -> np.ndarray:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT embedding::vector::text FROM memories_fact WHERE id = %s",
+                       [fact_id])
+        return np.array([float(x) for x in cursor.fetchone()[0].strip("[]").split(",")])
+
+
+def test_the_next_call_finds_a_just_written_fact_by_meaning(engine, charlie):
+    # Context facts first, so the fact is embedded with context as the indexer would.
+    written = engine.write(session_id="trip", entities=TRIP, assume_new=True, facts=[
+        fact("Alice", "Kyoto", "planned", "Alice booked a flight to Japan in March"), HIKE])
+    fact_id = written["edges_created"][1]["fact_id"]
+    assert Fact.objects.get(pk=fact_id).embedding is None
+
+    reply = engine.query(PARAPHRASE)
+
+    hit = next(f for f in reply["facts"] if f["fact_id"] == fact_id)
+    assert hit["rank"] == 1 and hit["matched"] == ["vector"], reply["facts"]
+    assert reply["facts_pending_vector"] == 0
+
+    # The vector stored on the way is the settled one: what the indexer stores for the
+    # same episode in another account.
+    other = Engine(charlie.principal).write(
+        session_id="trip", entities=TRIP, assume_new=True, facts=[
+            fact("Alice", "Kyoto", "planned", "Alice booked a flight to Japan in March"), HIKE])
+    assert indexing.index_pending() == 2
+    settled = vector_of(other["edges_created"][1]["fact_id"])
+    on_demand = vector_of(fact_id)
+    cosine = on_demand @ settled / np.linalg.norm(on_demand) / np.linalg.norm(settled)
+    assert cosine >= 0.999
+
+
+def test_one_accounts_bulk_import_does_not_delay_anothers_fact(engine, charlie, settings):
+    # Only the indexer embeds here: this is about its turns, not the query's help.
+    settings.ECHO_MEMORY_QUERY_EMBED_FACTS = 0
+    importer = Engine(charlie.principal)
+    bulk(importer, episodes=3, per_episode=500)
+    written = engine.write(session_id="trip", entities=TRIP, assume_new=True, facts=[HIKE])
+
+    assert indexing.index_pending(limit=indexing.BATCH_SIZE) > 0  # one batch
+
+    assert Fact.objects.get(pk=written["edges_created"][0]["fact_id"]).embedding is not None
+    reply = engine.query(PARAPHRASE)
+    assert reply["facts"][0]["fact"] == HIKE["fact"] and "vector" in reply["facts"][0]["matched"]
+    assert reply["facts_pending_vector"] == 0
+    # The import waits its turn instead: most of it is still queued.
+    waiting = importer.query("ledger invoices")["facts_pending_vector"]
+    assert 1500 - indexing.BATCH_SIZE <= waiting < 1500
+
+
+def test_two_memories_of_one_account_take_turns_too(engine, alice, settings):
+    from memories.services import memory_create
+
+    settings.ECHO_MEMORY_QUERY_EMBED_FACTS = 0
+    memory_create(account_id=alice.account.pk, name="imports")
+    for episode in range(2):
+        engine.write(memory="imports", session_id=f"import-{episode}", assume_new=True,
+                     entities=[{"name": "ledger", "type": "service"}],
+                     facts=[fact("ledger", "ledger", f"row_{episode}_{i}", f"Ledger row {i}")
+                            for i in range(100)])
+    written = engine.write(session_id="trip", entities=TRIP, assume_new=True, facts=[HIKE])
+
+    indexing.index_pending(limit=indexing.BATCH_SIZE)
+
+    assert Fact.objects.get(pk=written["edges_created"][0]["fact_id"]).embedding is not None
+
+
+def test_the_reply_counts_the_facts_still_waiting_for_their_vector(engine, charlie, settings):
+    settings.ECHO_MEMORY_QUERY_EMBED_FACTS = 0
+    bulk(engine, episodes=1, per_episode=5)
+    bulk(Engine(charlie.principal), episodes=1, per_episode=7)  # another account's
+
+    assert engine.query("ledger")["facts_pending_vector"] == 5
+    assert engine.query(digest=True)["facts_pending_vector"] == 5
+    # The solo partition has nothing waiting of its own.
+    assert engine.query("ledger", scope="solo")["facts_pending_vector"] == 0
+
+    settings.ECHO_MEMORY_QUERY_EMBED_FACTS = 2
+    assert engine.query("ledger")["facts_pending_vector"] == 3
+    newest = Fact.objects.filter(relation_type__in=["sync_0_3", "sync_0_4"],
+                                 memory__account_id=engine.principal.account_id)
+    assert len(newest) == 2
+    assert all(f.embedding is not None for f in newest)
+
+    indexing.index_pending()
+    assert engine.query("ledger")["facts_pending_vector"] == 0
+
+
+def test_the_query_spends_no_more_than_its_fact_budget(engine, settings):
+    settings.ECHO_MEMORY_QUERY_EMBED_FACTS = 40
+    bulk(engine, episodes=1, per_episode=100)
+
+    assert engine.query("ledger invoices")["facts_pending_vector"] == 60
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_query_waits_for_the_indexer_that_holds_the_fact_it_needs(alice):
+    engine = Engine(alice.principal)
+    written = engine.write(session_id="trip", entities=TRIP, assume_new=True, facts=[HIKE])
+    fact_id = written["edges_created"][0]["fact_id"]
+    claimed = threading.Event()
+
+    def indexer() -> None:
+        # An indexer that claimed the fact just before the query, and is slow to finish.
+        try:
+            with transaction.atomic(), connection.cursor() as cursor:
+                cursor.execute("SELECT id, search_text, episode_id, position FROM memories_fact "
+                               "WHERE id = %s FOR UPDATE", [fact_id])
+                rows = cursor.fetchall()
+                claimed.set()
+                time.sleep(0.5)
+                indexing._embed_and_store(cursor, rows)
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=indexer)
+    thread.start()
+    assert claimed.wait(30)
+    reply = engine.query(PARAPHRASE)
+    thread.join(30)
+
+    assert reply["facts"][0]["fact_id"] == fact_id
+    assert reply["facts"][0]["matched"] == ["vector"]
+    assert reply["facts_pending_vector"] == 0
