@@ -36,17 +36,30 @@ def _server_version() -> str:
 @dataclass
 class Context:
     principal: Principal
-    session: McpSession | None
+    session: McpSession | None  # None: a 2026-07-28 request, which keeps no session
     request: RequestContext = NO_CONTEXT
+
+
+CAPABILITIES = {"tools": {"listChanged": False}}
+
+
+def server_info() -> dict[str, str]:
+    return {"name": SERVER_NAME, "title": "Echo Memory", "version": _server_version()}
 
 
 def initialize_result(params: dict[str, Any]) -> dict[str, Any]:
     return {
         "protocolVersion": versions.negotiate(params.get("protocolVersion")),
-        "capabilities": {"tools": {"listChanged": False}},
-        "serverInfo": {"name": SERVER_NAME, "title": "Echo Memory", "version": _server_version()},
+        "capabilities": CAPABILITIES,
+        "serverInfo": server_info(),
         "instructions": SERVER_INSTRUCTIONS,
     }
+
+
+def discover(context: Context, params: dict[str, Any]) -> dict[str, Any]:
+    """2026-07-28's server/discover: what initialize says, for clients that keep no session."""
+    return {"supportedVersions": list(versions.MODERN), "capabilities": CAPABILITIES,
+            "instructions": SERVER_INSTRUCTIONS}
 
 
 def ping(context: Context, params: dict[str, Any]) -> dict[str, Any]:
@@ -90,15 +103,20 @@ def tool_error(exc: EchoError) -> dict[str, Any]:
 
 
 HANDLERS = {"ping": ping, "tools/list": tools_list, "tools/call": tools_call}
+# 2026-07-28 removed initialize and ping; server/discover takes their place.
+STATELESS_HANDLERS = {"server/discover": discover, "tools/list": tools_list,
+                      "tools/call": tools_call}
 
 
 def dispatch(context: Context, message: Message) -> dict[str, Any]:
-    handler = HANDLERS.get(message.method)
+    stateless = context.session is None
+    handler = (STATELESS_HANDLERS if stateless else HANDLERS).get(message.method)
     if handler is None:
+        served = (", ".join(STATELESS_HANDLERS) + " (at 2026-07-28, without a session)"
+                  if stateless else f"initialize, {', '.join(HANDLERS)}")
         raise RpcError(METHOD_NOT_FOUND,
                        f"method {message.method!r} is not served here; this tools-only server "
-                       f"answers initialize, {', '.join(HANDLERS)}",
-                       data={"field": "method"}, request_id=message.id)
+                       f"answers {served}", data={"field": "method"}, request_id=message.id)
     try:
         return handler(context, message.params)
     except RpcError as exc:
