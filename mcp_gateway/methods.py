@@ -41,6 +41,11 @@ class Context:
 
 
 CAPABILITIES = {"tools": {"listChanged": False}}
+# At 2026-07-28 every list a client may cache must carry caching hints, and the official
+# conformance suite asks for prompts and resources too; we have none, and say so with
+# empty catalogues rather than with "method not found".
+STATELESS_CAPABILITIES = {**CAPABILITIES, "prompts": {"listChanged": False},
+                          "resources": {"listChanged": False, "subscribe": False}}
 
 
 def server_info() -> dict[str, str]:
@@ -58,8 +63,22 @@ def initialize_result(params: dict[str, Any]) -> dict[str, Any]:
 
 def discover(context: Context, params: dict[str, Any]) -> dict[str, Any]:
     """2026-07-28's server/discover: what initialize says, for clients that keep no session."""
-    return {"supportedVersions": list(versions.MODERN), "capabilities": CAPABILITIES,
+    return {"supportedVersions": list(versions.MODERN), "capabilities": STATELESS_CAPABILITIES,
             "instructions": SERVER_INSTRUCTIONS}
+
+
+def empty_catalogue(member: str):
+    def handler(context: Context, params: dict[str, Any]) -> dict[str, Any]:
+        return {member: []}
+
+    return handler
+
+
+def resources_read(context: Context, params: dict[str, Any]) -> dict[str, Any]:
+    uri = params.get("uri")
+    raise RpcError(INVALID_PARAMS, f"resource {uri!r} not found: this server offers no "
+                   "resources (resources/list is empty); its memory is reached through tools",
+                   data={"field": "params.uri", "uri": uri})
 
 
 def ping(context: Context, params: dict[str, Any]) -> dict[str, Any]:
@@ -105,7 +124,10 @@ def tool_error(exc: EchoError) -> dict[str, Any]:
 HANDLERS = {"ping": ping, "tools/list": tools_list, "tools/call": tools_call}
 # 2026-07-28 removed initialize and ping; server/discover takes their place.
 STATELESS_HANDLERS = {"server/discover": discover, "tools/list": tools_list,
-                      "tools/call": tools_call}
+                      "tools/call": tools_call, "prompts/list": empty_catalogue("prompts"),
+                      "resources/list": empty_catalogue("resources"),
+                      "resources/templates/list": empty_catalogue("resourceTemplates"),
+                      "resources/read": resources_read}
 
 
 def dispatch(context: Context, message: Message) -> dict[str, Any]:

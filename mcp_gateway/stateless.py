@@ -43,7 +43,8 @@ NAME_MEMBER = {"tools/call": "name", "prompts/get": "name", "resources/read": "u
 # The tool list and what discover says change only when the server is upgraded, and are
 # the same for every caller: anyone may cache them, for ten minutes.
 CACHE_HINTS = {"ttlMs": 600_000, "cacheScope": "public"}
-CACHEABLE = frozenset({"tools/list", "server/discover"})
+CACHEABLE = frozenset({"server/discover", "tools/list", "prompts/list", "resources/list",
+                       "resources/templates/list"})
 HTTP_STATUS = {PARSE_ERROR: 400, INVALID_REQUEST: 400, INVALID_PARAMS: 400, HEADER_MISMATCH: 400,
                versions.UNSUPPORTED_PROTOCOL_VERSION: 400, METHOD_NOT_FOUND: 404}
 BASE64_WRAPPED = re.compile(r"=\?base64\?(?P<payload>.*)\?=")
