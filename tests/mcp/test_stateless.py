@@ -1,4 +1,4 @@
-"""MCP 2026-07-28 on /mcp: stateless requests, their headers and `_meta`, and the 2025 sessions beside them."""
+"""MCP 2026-07-28 on /mcp: stateless requests, their headers and `_meta`; 2025 sessions too."""
 
 from __future__ import annotations
 
