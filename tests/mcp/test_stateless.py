@@ -32,7 +32,9 @@ def test_discover_names_the_modern_version_capabilities_and_instructions(mcp_for
     assert "Mcp-Session-Id" not in response
     result = response.json()["result"]
     assert result["supportedVersions"] == [MODERN]
-    assert result["capabilities"] == {"tools": {"listChanged": False}}
+    assert result["capabilities"] == {
+        "tools": {"listChanged": False}, "prompts": {"listChanged": False},
+        "resources": {"listChanged": False, "subscribe": False}}
     assert "trace_cause" in result["instructions"]
     assert result["resultType"] == "complete"
     assert result["_meta"]["io.modelcontextprotocol/serverInfo"]["name"] == "echo-memory"
@@ -58,6 +60,23 @@ def test_tools_list_and_calls_need_no_session_and_leave_none(mcp_for, alice, set
     # Metering is the same as in a session: two facts written, one returned.
     assert list(UsageRecord.objects.order_by("at").values_list("tool", "units")) == [
         ("write_episode", 2), ("query_memory", 1)]
+
+
+@pytest.mark.parametrize("method, member", [
+    ("prompts/list", "prompts"), ("resources/list", "resources"),
+    ("resources/templates/list", "resourceTemplates")])
+def test_prompt_and_resource_catalogues_are_empty_and_cacheable(mcp_for, alice, method, member):
+    result = stateless(mcp_for(alice, initialize=False), method).json()["result"]
+    assert result[member] == []
+    assert (result["ttlMs"], result["cacheScope"]) == (600_000, "public")
+
+
+def test_reading_a_resource_says_there_are_none(mcp_for, alice):
+    response = stateless(mcp_for(alice, initialize=False), "resources/read",
+                         {"uri": "memory://default"}, **{"Mcp-Name": "memory://default"})
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert (error["code"], error["data"]["uri"]) == (-32602, "memory://default")
 
 
 def test_a_tool_failure_is_still_a_result_with_is_error(mcp_for, alice):
