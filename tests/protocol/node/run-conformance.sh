@@ -61,7 +61,8 @@ done
 # (test_missing_capability, test_streaming_elicitation, test_logging_tool); its other checks
 # must all pass, and those it reports untestable for want of them are listed, by name.
 results=$(mktemp -d)
-conformance 2026-07-28 server-stateless -o "$results" >/dev/null || true
+conformance 2026-07-28 server-stateless -o "$results" >"$results/log" || true
+head -1 "$results/log"
 node -e '
   const fs = require("fs"), path = require("path"), dir = process.argv[1];
   const run = fs.readdirSync(dir).find((d) => d.includes("server-stateless"));
