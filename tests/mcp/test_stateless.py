@@ -205,3 +205,22 @@ def test_2025_sessions_are_unchanged_beside_the_stateless_revision(mcp_for, alic
     # Without the session header a 2025 request is still refused: only 2026 drops it.
     session.session = None
     assert session.request("tools/list").status_code == 400
+
+
+@pytest.mark.parametrize("params, headers, code, field", [
+    ([], {"Mcp-Method": "tools/list"}, -32602, "params"),
+    ({"_meta": None}, {"Mcp-Method": "tools/list"}, -32602, "params._meta"),
+    ({"_meta": {**META, "io.modelcontextprotocol/protocolVersion": 5}},
+     {"Mcp-Method": "tools/list"}, -32020, "MCP-Protocol-Version"),
+    ({"_meta": META, "name": 5}, {"Mcp-Method": "tools/call", "Mcp-Name": "5"}, -32020,
+     "Mcp-Name"),
+])
+def test_hostile_stateless_envelopes_are_refused_by_name_never_as_a_fault(
+        mcp_for, alice, params, headers, code, field):
+    method = headers["Mcp-Method"]
+    response = mcp_for(alice, initialize=False).post(
+        {"jsonrpc": "2.0", "id": 7, "method": method, "params": params},
+        **{"MCP-Protocol-Version": MODERN, **headers})
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert (error["code"], error["data"]["field"]) == (code, field)
