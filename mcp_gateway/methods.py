@@ -36,17 +36,49 @@ def _server_version() -> str:
 @dataclass
 class Context:
     principal: Principal
-    session: McpSession | None
+    session: McpSession | None  # None: a 2026-07-28 request, which keeps no session
     request: RequestContext = NO_CONTEXT
+
+
+CAPABILITIES = {"tools": {"listChanged": False}}
+# At 2026-07-28 every list a client may cache must carry caching hints, and the official
+# conformance suite asks for prompts and resources too; we have none, and say so with
+# empty catalogues rather than with "method not found".
+STATELESS_CAPABILITIES = {**CAPABILITIES, "prompts": {"listChanged": False},
+                          "resources": {"listChanged": False, "subscribe": False}}
+
+
+def server_info() -> dict[str, str]:
+    return {"name": SERVER_NAME, "title": "Echo Memory", "version": _server_version()}
 
 
 def initialize_result(params: dict[str, Any]) -> dict[str, Any]:
     return {
         "protocolVersion": versions.negotiate(params.get("protocolVersion")),
-        "capabilities": {"tools": {"listChanged": False}},
-        "serverInfo": {"name": SERVER_NAME, "title": "Echo Memory", "version": _server_version()},
+        "capabilities": CAPABILITIES,
+        "serverInfo": server_info(),
         "instructions": SERVER_INSTRUCTIONS,
     }
+
+
+def discover(context: Context, params: dict[str, Any]) -> dict[str, Any]:
+    """2026-07-28's server/discover: what initialize says, for clients that keep no session."""
+    return {"supportedVersions": list(versions.MODERN), "capabilities": STATELESS_CAPABILITIES,
+            "instructions": SERVER_INSTRUCTIONS}
+
+
+def empty_catalogue(member: str):
+    def handler(context: Context, params: dict[str, Any]) -> dict[str, Any]:
+        return {member: []}
+
+    return handler
+
+
+def resources_read(context: Context, params: dict[str, Any]) -> dict[str, Any]:
+    uri = params.get("uri")
+    raise RpcError(INVALID_PARAMS, f"resource {uri!r} not found: this server offers no "
+                   "resources (resources/list is empty); its memory is reached through tools",
+                   data={"field": "params.uri", "uri": uri})
 
 
 def ping(context: Context, params: dict[str, Any]) -> dict[str, Any]:
@@ -90,15 +122,23 @@ def tool_error(exc: EchoError) -> dict[str, Any]:
 
 
 HANDLERS = {"ping": ping, "tools/list": tools_list, "tools/call": tools_call}
+# 2026-07-28 removed initialize and ping; server/discover takes their place.
+STATELESS_HANDLERS = {"server/discover": discover, "tools/list": tools_list,
+                      "tools/call": tools_call, "prompts/list": empty_catalogue("prompts"),
+                      "resources/list": empty_catalogue("resources"),
+                      "resources/templates/list": empty_catalogue("resourceTemplates"),
+                      "resources/read": resources_read}
 
 
 def dispatch(context: Context, message: Message) -> dict[str, Any]:
-    handler = HANDLERS.get(message.method)
+    stateless = context.session is None
+    handler = (STATELESS_HANDLERS if stateless else HANDLERS).get(message.method)
     if handler is None:
+        served = (", ".join(STATELESS_HANDLERS) + " (at 2026-07-28, without a session)"
+                  if stateless else f"initialize, {', '.join(HANDLERS)}")
         raise RpcError(METHOD_NOT_FOUND,
                        f"method {message.method!r} is not served here; this tools-only server "
-                       f"answers initialize, {', '.join(HANDLERS)}",
-                       data={"field": "method"}, request_id=message.id)
+                       f"answers {served}", data={"field": "method"}, request_id=message.id)
     try:
         return handler(context, message.params)
     except RpcError as exc:

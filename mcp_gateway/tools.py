@@ -39,8 +39,10 @@ from memories.schemas import (
 )
 
 # A tools/call result repeats the output at its top level (the guide's clients read
-# `result.stored`), so no output may use the names MCP gives the result's own members.
-RESERVED_RESULT_NAMES = frozenset({"content", "structuredContent", "isError", "_meta"})
+# `result.stored`), so no output may use the names MCP gives the result's own members
+# (resultType is 2026-07-28's).
+RESERVED_RESULT_NAMES = frozenset({"content", "structuredContent", "isError", "_meta",
+                                   "resultType"})
 
 
 @dataclass(frozen=True)

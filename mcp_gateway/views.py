@@ -7,6 +7,10 @@ Origin (403), the Bearer key (401; without a usable key, counted per client addr
 MCP-Protocol-Version header (400), the session (400 when missing, 404 when unknown,
 ended, idle or another key's; 400 when the header names another version than the
 session agreed). Only then is the message dispatched.
+
+A 2026-07-28 request passes the same gates up to the JSON, then takes its own path
+(mcp_gateway/stateless.py): no session, its version and headers checked against its
+`_meta` and body instead.
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ from echomem.errors import (
 from echomem.request_body import parse_json, read_limited
 from echomem.request_context import RequestContext
 from echomem.text import unstorable
-from mcp_gateway import methods, replies, sessions, versions
+from mcp_gateway import methods, replies, sessions, stateless, versions
 from mcp_gateway.jsonrpc import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -67,6 +71,8 @@ def mcp(request: HttpRequest) -> HttpResponse:
                            data={"field": "method"}, http_status=405)
         media = replies.reply_format(request.headers.get("Accept"))
         payload = _read_json(request)
+        if stateless.applies(request.headers, payload):
+            return _stateless(request, principal, payload, media)
         if isinstance(payload, list):
             return _batch(request, principal, payload, media)
         return _single(request, principal, payload, media)
@@ -156,6 +162,27 @@ def _single(request: HttpRequest, principal: Principal, payload, media: str) -> 
     context = methods.Context(principal=principal, session=session,
                               request=RequestContext.from_headers(request.headers))
     return replies.reply(_answer(context, message), media)
+
+
+def _stateless(request: HttpRequest, principal: Principal, payload, media: str) -> HttpResponse:
+    if not isinstance(payload, dict):
+        raise RpcError(INVALID_REQUEST, "a 2026-07-28 POST holds one JSON-RPC message; batches "
+                       "are not part of MCP since 2025-06-18", data={"field": "body"},
+                       http_status=400)
+    message = parse_message(payload)
+    if not message.is_request:
+        # The revision defines no client notifications over HTTP (closing the stream
+        # cancels); clients still send some, and they are acknowledged as before.
+        return replies.accepted()
+    stateless.check(message, request.headers)
+    context = methods.Context(principal=principal, session=None,
+                              request=RequestContext.from_headers(request.headers))
+    body = _answer(context, message)
+    if "result" in body:
+        body["result"] = stateless.shape(message.method, body["result"], methods.server_info())
+        return replies.reply(body, media)
+    status = stateless.status_of(body["error"])
+    return replies.reply(body, media if status == 200 else replies.JSON, status=status)
 
 
 def _initialize(principal: Principal, message: Message, media: str) -> HttpResponse:

@@ -10,11 +10,11 @@ from django.utils import timezone
 
 from mcp_gateway.models import McpSession
 from mcp_gateway.tools import TOOLS
-from mcp_gateway.versions import LATEST, SUPPORTED
+from mcp_gateway.versions import HANDSHAKE, LATEST, SUPPORTED
 from tests.mcp.conftest import Mcp
 
 
-@pytest.mark.parametrize("version", SUPPORTED)
+@pytest.mark.parametrize("version", HANDSHAKE)
 def test_initialize_answers_with_the_clients_version_when_supported(mcp_for, alice, version):
     result = mcp_for(alice, initialize=False).initialize(version)
     assert result["protocolVersion"] == version
@@ -208,11 +208,12 @@ def test_a_supported_protocol_version_header_is_accepted(mcp_for, alice):
     assert response.status_code == 200
 
 
-def test_a_2026_discover_probe_is_refused_so_the_client_falls_back(mcp_for, alice):
+def test_a_2026_header_takes_the_stateless_path_which_wants_its_meta(mcp_for, alice):
+    # Served beside the sessions (tests/mcp/test_stateless.py); without `_meta` it is refused.
     response = mcp_for(alice, initialize=False).request(
         "server/discover", **{"MCP-Protocol-Version": "2026-07-28"})
     assert response.status_code == 400
-    assert response.json()["error"]["code"] == -32022
+    assert response.json()["error"]["code"] == -32602
 
 
 def test_bad_json_is_a_parse_error(mcp_for, alice):
