@@ -6,6 +6,7 @@ import pytest
 
 from billing.models import UsageRecord
 from mcp_gateway.models import McpSession
+from mcp_gateway.tools import TOOLS
 from tests.mcp.conftest import Mcp
 from tests.mcp.test_tools import episode
 
@@ -45,7 +46,7 @@ def test_tools_list_and_calls_need_no_session_and_leave_none(mcp_for, alice, set
     settings.SELF_HOSTED = False
     mcp = mcp_for(alice, initialize=False)
     listed = stateless(mcp, "tools/list").json()["result"]
-    assert len(listed["tools"]) == 10
+    assert len(listed["tools"]) == len(TOOLS)
     assert (listed["ttlMs"], listed["cacheScope"], listed["resultType"]) == (
         600_000, "public", "complete")
     written = stateless(mcp, "tools/call", {"name": "write_episode", "arguments": episode()})
