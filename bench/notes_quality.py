@@ -36,6 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.locomo import apply_overrides, score
 from bench.notes_dataset import DATA, load, problems
 from bench.notes_fusion import Question, cross_validate, print_report
+from bench.runbooks_quality import table as per_kind_table
 from bench.setup import bench_principal, fresh_instance, use_cached_embedder
 
 MEMORY = "notes-bench"
@@ -198,18 +199,7 @@ def report(totals, notes, questions, loaded: float, asked: float) -> dict:
     print(f"\nNote search quality: {len(notes)} notes ({', '.join(projects)}), "
           f"{len(questions)} questions; saved and indexed in {loaded:.0f}s, "
           f"asked in {asked:.1f}s\n")
-    print(f"{'kind':<12} {'n':>4}  " + "  ".join(
-        f"{r + ' ' + m:>13}" for m in METRICS for r in RETRIEVERS))
-    figures: dict[str, dict[str, dict[str, float]]] = {}
-    for group in (*KINDS, "overall"):
-        cells = []
-        for metric in METRICS:
-            for retriever in RETRIEVERS:
-                rows = totals[(retriever, group)]
-                value = sum(r[metric] for r in rows) / len(rows) if rows else 0.0
-                figures.setdefault(group, {}).setdefault(retriever, {})[metric] = value
-                cells.append(f"{value:>13.3f}")
-        print(f"{group:<12} {len(totals[('hybrid', group)]):>4}  " + "  ".join(cells))
+    figures = per_kind_table(totals)
     overall = figures["overall"]
     at5 = {r: overall[r]["r@5"] for r in RETRIEVERS}
     beats = at5["hybrid"] > at5["text"] and at5["hybrid"] > at5["vector"]

@@ -143,11 +143,15 @@ def main() -> None:
     print(f"\nOperations records: {len(set_id_of)} facts, {len(questions)} questions; "
           f"written and indexed in {loaded:.0f}s, asked in {asked:.1f}s\n")
     figures = table(totals)
+    overall = figures["overall"]
+    print("\noverall recall@10: " + ", ".join(
+        f"{r} {overall[r]['r@10']:.3f}" for r in RETRIEVERS))
     if args.json:
         args.json.write_text(json.dumps(figures, indent=2))
 
 
 def table(totals) -> dict:
+    """Prints recall@1/5/10 and MRR per question kind and retriever; returns them."""
     print(f"{'kind':<12} {'n':>4}  " + "  ".join(
         f"{r + ' ' + m:>13}" for m in METRICS for r in RETRIEVERS))
     figures: dict[str, dict[str, dict[str, float]]] = {}
@@ -160,9 +164,6 @@ def table(totals) -> dict:
                 figures.setdefault(group, {}).setdefault(retriever, {})[metric] = value
                 cells.append(f"{value:>13.3f}")
         print(f"{group:<12} {len(totals[('hybrid', group)]):>4}  " + "  ".join(cells))
-    overall = figures["overall"]
-    print("\noverall recall@10: " + ", ".join(
-        f"{r} {overall[r]['r@10']:.3f}" for r in RETRIEVERS))
     return figures
 
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 import logging
 
 import pytest
-from django.db import connection
 
 from echomem.errors import ValidationFailed
 from memories import indexing
 from memories.redaction import Redactor, check_user_patterns, redaction_settings_save
+from tests.engine.conftest import database_text
 from tests.notes.conftest import note
 
 J = "".join
@@ -68,17 +68,6 @@ def secret_of(entry) -> str:
     return entry[2] or entry[1]
 
 
-def all_text(*tables: str) -> str:
-    """Every row of these tables as JSON text: what a database dump would show."""
-    with connection.cursor() as cursor:
-        out = []
-        for table in tables:
-            cursor.execute(f"SELECT coalesce(string_agg(row_to_json(t)::text, '\n'), '') "
-                           f"FROM {table} t")
-            out.append(cursor.fetchone()[0])
-    return "\n".join(out)
-
-
 @pytest.fixture
 def custom_pattern(alice):
     redaction_settings_save(alice.account.pk, enabled=True, patterns=[r"ACME-[0-9]{6}"])
@@ -97,7 +86,7 @@ def test_each_secret_kind_is_redacted_in_each_note_field(agent, custom_pattern, 
     assert reply["redacted"] >= 1
     indexing.index_pending()
     secret = secret_of(entry)
-    stored = all_text("memories_note", "memories_noteversion", "memories_auditevent")
+    stored = database_text()
     assert secret not in stored
     assert "[REDACTED:" in stored
     details = agent.call("memory_details", {"id": reply["id"]})["result"]
@@ -133,8 +122,7 @@ def test_write_episode_redacts_facts_and_entity_names(agent, custom_pattern, ent
     assert reply["isError"] is False and reply["stored"] is True, reply
     assert reply["redacted"] == 2  # the entity's name and the fact
     indexing.index_pending()
-    stored = all_text("memories_fact", "memories_entity", "memories_episode",
-                      "memories_auditevent")
+    stored = database_text()
     assert secret_of(entry) not in stored
     assert "[REDACTED:" in stored
     assert secret_of(entry) not in str(reply)
@@ -146,7 +134,7 @@ def test_redaction_can_be_switched_off_per_account_and_is_on_by_default(agent, a
     redaction_settings_save(alice.account.pk, enabled=False, patterns=[])
     reply = agent.call("memory_save", note(title="Raw", what=secret))["result"]
     assert reply["redacted"] == 0
-    assert secret in all_text("memories_note")
+    assert secret in database_text()
 
 
 @pytest.mark.parametrize("patterns,field", [
