@@ -93,7 +93,7 @@ def test_a_member_reads_the_settings_may_preview_but_cannot_change_them(client, 
     Account.objects.filter(pk=account.pk).update(redaction_patterns=["ACME-[0-9]{6}"])
     client.force_login(cast["bob"])
     page = client.get(URL).content.decode()
-    assert "You are member" in page and "Save settings" not in page
+    assert "You are a member of this account" in page and "Save settings" not in page
     assert "ACME-[0-9]{6}" in page and " readonly" in page and " disabled" in page
     preview = client.post(URL, {"action": "preview", "sample": "ACME-123456",
                                 "redaction_patterns": ""}).content.decode()
