@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import uuid
 
-from memories import indexing, note_ranking
+from memories import indexing, note_ranking, search
+from memories.models import Note
 from memories.search import Candidate
 from tests.notes.conftest import note
 
@@ -61,7 +62,18 @@ def test_a_pasted_error_message_finds_its_note_first_among_near_neighbours(agent
     saved = [agent.call("memory_save", body)["result"] for body in saves]
     assert all(reply["isError"] is False for reply in saved)
     assert indexing.index_pending() == len(saves)
-    found = agent.call("memory_search", {
-        "query": "QueryCanceled: canceling statement due to statement timeout"})["result"]
+    query = "QueryCanceled: canceling statement due to statement timeout"
+    found = agent.call("memory_search", {"query": query})["result"]
     assert found["results"][0]["id"] == saved[1]["id"]
     assert found["results"][0]["matched"] == ["vector", "text"]
+    # Meaning alone already puts it first here; what the bonus reads is the coverage the
+    # word search measures on the stored notes: the pasted message is most of the question,
+    # a note sharing only "timeout" almost none of it.
+    pasted = Note.objects.get(pk=saved[1]["id"])
+    coverage = {str(c.fact_id): c.coverage for c in search.text_candidates(
+        pasted.memory_id, pasted.partition, query, 10, search.NoteFilter(),
+        corpus=search.NOTES)}
+    others = [coverage[reply["id"]] for reply in (saved[0], saved[2]) if reply["id"] in coverage]
+    # 0.56 here: BM25's length normalization lowers a long note's share, which keeps this
+    # one under the chosen floor (0.7); noted in the issue as the next thing to measure.
+    assert coverage[saved[1]["id"]] > 0.5 and others and max(others) < 0.1
