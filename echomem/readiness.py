@@ -55,6 +55,18 @@ def model() -> Check:
         return Check("model", False, str(exc))
 
 
+def first_pass() -> Check:
+    """The first-pass vector table (memories/first_pass.py): built here, once per machine,
+    so that no write waits for it."""
+    from memories import first_pass
+    from memories.embeddings import EmbeddingModelNotInstalled
+
+    try:
+        return Check("first pass", True, f"table at {first_pass.ensure()}")
+    except EmbeddingModelNotInstalled as exc:
+        return Check("first pass", False, str(exc))
+
+
 def templates() -> Check:
     from django.template import TemplateDoesNotExist
     from django.template.loader import get_template
@@ -119,7 +131,7 @@ def serving_checks() -> tuple[Callable[[], Check], ...]:
     return (database, *((redis,) if settings.REDIS_URL else ()), migrations, embedder)
 
 
-INSTALL_CHECKS: tuple[Callable[[], Check], ...] = (model, templates, static_files)
+INSTALL_CHECKS: tuple[Callable[[], Check], ...] = (model, first_pass, templates, static_files)
 
 
 def run(checks: tuple[Callable[[], Check], ...] = INSTALL_CHECKS) -> list[Check]:

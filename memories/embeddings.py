@@ -306,6 +306,11 @@ class MiniLMEmbedder(_MiniLMBase):
                 out[rows] = self._forward(input_ids, mask.astype(np.float32))
         return out
 
+    def embed_ids(self, input_ids: np.ndarray) -> np.ndarray:
+        """Sentence vectors for rows of wordpiece ids of one length (no padding)."""
+        with self._lock:
+            return self._forward(input_ids, np.ones(input_ids.shape, dtype=np.float32))
+
     def _forward(self, input_ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
         batch, seq = input_ids.shape
         heads, head_dim, hidden = self._heads, self._head_dim, self.dimensions
@@ -622,6 +627,11 @@ class OnnxMiniLMEmbedder(_MiniLMBase):
             feed = {"input_ids": input_ids, "attention_mask": mask}
             out[rows] = session.run(["embedding"], feed)[0]
         return out
+
+    def embed_ids(self, input_ids: np.ndarray) -> np.ndarray:
+        """Sentence vectors for rows of wordpiece ids of one length (no padding)."""
+        feed = {"input_ids": input_ids, "attention_mask": np.ones_like(input_ids)}
+        return self._bulk_session().run(["embedding"], feed)[0]
 
 
 def _read_json(path: Path) -> dict[str, Any]:

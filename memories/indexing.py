@@ -223,9 +223,11 @@ def _index_notes(size: int) -> int:
 
 
 def store_embeddings(cursor, table: str, ids: list, vectors) -> None:
-    """One UPDATE for a batch; `table` is one of ours, never input."""
+    """One UPDATE for a batch; `table` is one of ours, never input. A fact's first-pass
+    vector goes as its settled one arrives."""
+    clear = ", first_pass_embedding = NULL" if table == "memories_fact" else ""
     cursor.execute(
-        f"UPDATE {table} f SET embedding = v.embedding::halfvec "
+        f"UPDATE {table} f SET embedding = v.embedding::halfvec{clear} "
         "FROM unnest(%s::uuid[], %s::text[]) AS v(id, embedding) WHERE f.id = v.id",
         [ids, [_literal(vector) for vector in vectors]],
     )

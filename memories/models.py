@@ -143,6 +143,9 @@ class Fact(models.Model):
     # fewer pages (vector search at 100k facts 4.7 -> 2.8 ms p50); cosines move by less
     # than 1e-4, which neither ranking nor the 4-decimal score shows (docs/benchmarks.md).
     embedding = HalfVectorField(dimensions=EMBEDDING_DIMENSIONS, null=True)
+    # Written with the fact, cleared when `embedding` is stored (memories/first_pass.py):
+    # searched only while the fact waits for the indexer, so it needs no index of its own.
+    first_pass_embedding = HalfVectorField(dimensions=EMBEDDING_DIMENSIONS, null=True)
     search_vector = models.GeneratedField(
         expression=SearchVector("search_text", config=TEXT_SEARCH_CONFIG),
         output_field=SearchVectorField(), db_persist=True,

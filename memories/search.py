@@ -24,6 +24,7 @@ from django.db import connection, transaction
 from django.db.models import BooleanField, Q
 from django.db.models.expressions import RawSQL
 
+from memories import first_pass
 from memories.models import TEXT_SEARCH_CONFIG, Fact
 from memories.names import normalize
 
@@ -41,6 +42,9 @@ RRF_K = 10
 VECTOR_WEIGHT = 1.0
 TEXT_WEIGHT = 1.0
 HNSW_EF_SEARCH = 64
+# How many of a partition's facts still waiting for the indexer are searched by their
+# first-pass vector (memories/first_pass.py), newest first.
+FIRST_PASS_SCAN = 5000
 # Below this cosine a neighbour is noise for MiniLM: it may not outvote a word match.
 VECTOR_FLOOR = 0.15
 # Bonus, in units of a first place, for facts whose subject (source entity) the query
@@ -183,14 +187,32 @@ def vector_candidates(
         cursor.execute(f"SET LOCAL hnsw.ef_search = {max(HNSW_EF_SEARCH, int(limit))}; "
                        "SET LOCAL hnsw.iterative_scan = relaxed_order; "
                        "SET LOCAL cpu_operator_cost TO DEFAULT")
-        cursor.execute(
-            "WITH near AS MATERIALIZED (SELECT f.id, f.embedding <=> %s::halfvec AS distance, "
-            f"{corpus.ends} "
-            f"FROM {corpus.table} f WHERE f.memory_id = %s AND f.partition = %s "
-            f"AND f.embedding IS NOT NULL AND {where} ORDER BY distance LIMIT %s) "
-            "SELECT id, 1 - distance, source_id, target_id FROM near ORDER BY distance",
-            [literal, memory_id, partition, *params, limit],
-        )
+        near = ("SELECT f.id, f.embedding <=> %s::halfvec AS distance, "
+                f"{corpus.ends} "
+                f"FROM {corpus.table} f WHERE f.memory_id = %s AND f.partition = %s "
+                f"AND f.embedding IS NOT NULL AND {where} ORDER BY distance LIMIT %s")
+        near_params = [literal, memory_id, partition, *params, limit]
+        if corpus is not FACTS:
+            cursor.execute(f"WITH near AS MATERIALIZED ({near}) "
+                           "SELECT id, 1 - distance, source_id, target_id FROM near "
+                           "ORDER BY distance", near_params)
+        else:
+            # Facts still waiting for the indexer compete with their first-pass vectors,
+            # on the settled scale; the newest FIRST_PASS_SCAN of them, by the queue's
+            # index, so a bulk import's backlog costs a bounded scan.
+            cursor.execute(
+                f"WITH near AS MATERIALIZED ({near}), "
+                "waiting AS MATERIALIZED (SELECT w.id, w.first_pass_embedding <=> %s::halfvec "
+                "AS distance, w.source_id, w.target_id FROM (SELECT f.id, "
+                "f.first_pass_embedding, f.source_id, f.target_id FROM memories_fact f "
+                "WHERE f.memory_id = %s AND f.partition = %s AND f.embedding IS NULL "
+                f"AND {where} ORDER BY f.created_at DESC, f.position DESC LIMIT %s) w "
+                "WHERE w.first_pass_embedding IS NOT NULL ORDER BY distance LIMIT %s) "
+                "SELECT id, 1 - distance, source_id, target_id FROM near UNION ALL "
+                "SELECT id, %s::float8 * (1 - distance) + %s::float8, source_id, target_id "
+                "FROM waiting ORDER BY 2 DESC LIMIT %s",
+                [*near_params, literal, memory_id, partition, *params, FIRST_PASS_SCAN, limit,
+                 first_pass.CALIBRATION_SCALE, first_pass.CALIBRATION_OFFSET, limit])
         return [Candidate(row[0], float(row[1]), row[2], row[3]) for row in cursor.fetchall()]
 
 

@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from accounts.principal import Principal
 from echomem.errors import NotFound, ValidationFailed
-from memories import bulk, indexing, metering, planner_stats
+from memories import bulk, first_pass, indexing, metering, planner_stats
 from memories.audit import RECALL_SAVED, Change, account_event, audit_record
 from memories.models import (
     MEMORY_NAME_RULE,
@@ -43,6 +43,7 @@ FACT_COLUMNS = [
     ("episode_id", "uuid"), ("position", "integer"), ("written_by_holder_id", "integer"),
     ("written_by_tool", "text"), ("written_by_key_id", "bigint"), ("created_at", "timestamptz"),
     ("valid_at", "timestamptz"), ("invalid_at", "timestamptz"), ("search_text", "text"),
+    ("first_pass_embedding", "text"),
 ]
 # Races on a unique constraint (two writers creating one key or one entity) are
 # resolved by running the losing transaction again: it then sees the winner's row.
@@ -222,13 +223,15 @@ def _write_episode(
             for node in created_nodes
         ], casts={"name_embedding": "::vector"}))
     if new_rows:
+        rows = sorted(new_rows.values(), key=lambda f: f.position)
         statements.append(bulk.insert_statement("memories_fact", FACT_COLUMNS, [
             (f.pk, memory.pk, partition, f.source_id, f.target_id, f.relation_type, f.fact,
              f.confidence, f.causal_hint, args.session_id, args.project, episode_id,
              f.position, principal.holder_id, principal.tool, principal.key_id, now,
-             f.valid_at, f.invalid_at, f.search_text)
-            for f in sorted(new_rows.values(), key=lambda f: f.position)
-        ]))
+             f.valid_at, f.invalid_at, f.search_text, first_pass_literal)
+            for f, first_pass_literal in zip(
+                rows, first_pass.literals([f.search_text for f in rows]), strict=True)
+        ], casts={"first_pass_embedding": "::halfvec"}))
     bulk.execute(*bulk.combine(statements))
 
     # Paid after the rows are in and before the audit chain's head is locked (always in

@@ -129,7 +129,7 @@ def test_an_empty_query_without_digest_is_refused_with_the_fix(team):
         team.query("")
 
 
-def test_a_fact_not_yet_embedded_is_found_by_words_with_a_null_score(team, settings):
+def test_a_fact_not_yet_embedded_is_found_by_its_first_pass_vector_and_words(team, settings):
     # The query embeds waiting facts itself (test_freshness.py) unless, as after a bulk
     # import, its budget is spent before it reaches this one.
     settings.ECHO_MEMORY_QUERY_EMBED_FACTS = 0
@@ -139,8 +139,20 @@ def test_a_fact_not_yet_embedded_is_found_by_words_with_a_null_score(team, setti
     reply = team.query("xylophone mallets")
     result = reply["facts"]
     assert result[0]["fact"] == "Alice lent Bob her xylophone mallets"
-    assert result[0]["matched"] == ["text"] and result[0]["score"] is None
+    assert result[0]["matched"] == ["vector", "text"] and 0 < result[0]["score"] < 1
     assert reply["facts_pending_vector"] == 1
+
+
+def test_a_fact_from_before_first_pass_vectors_is_found_by_words_with_a_null_score(
+        team, settings):
+    settings.ECHO_MEMORY_QUERY_EMBED_FACTS = 0
+    team.write(entities=[person("Alice"), person("Bob")], facts=[
+        fact("Alice", "Bob", "lent", "Alice lent Bob her xylophone mallets")])
+    # As a fact written before migration 0013 is.
+    Fact.objects.update(first_pass_embedding=None)
+    result = team.query("xylophone mallets")["facts"]
+    assert result[0]["fact"] == "Alice lent Bob her xylophone mallets"
+    assert result[0]["matched"] == ["text"] and result[0]["score"] is None
 
 
 def test_digest_returns_the_most_recent_active_facts(team):

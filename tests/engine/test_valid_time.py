@@ -12,6 +12,7 @@ import time
 from datetime import UTC, datetime
 
 import pytest
+from django.conf import settings
 from django.db import connection
 from django.utils import timezone
 
@@ -203,10 +204,13 @@ def test_reads_on_either_clock_keep_their_indexes(graph):  # noqa: F811
     onto a scan of the memory (trace_cause did that per hop before the causal indexes
     covered replaced links). The digest with a clock reads the memory once, as as_of did."""
     with connection.cursor() as cursor:
-        # Event times on the filler facts, some already ended, as a real history has.
+        # Event times on the filler facts, some already ended, as a real history has
+        # (setup: like the fixture's insert, free of the statement timeout on a busy box).
+        cursor.execute("SET LOCAL statement_timeout = 0")
         cursor.execute("UPDATE memories_fact SET valid_at = created_at - interval '400 days', "
                        "invalid_at = CASE WHEN random() < 0.3 THEN created_at END")
         cursor.execute("ANALYZE memories_fact")
+        cursor.execute(f"SET LOCAL statement_timeout = {int(settings.STATEMENT_TIMEOUT_MS)}")
     clocks = [{"valid_as_of": iso(2026, 6)},
               {"valid_as_of": iso(2026, 6), "as_of": timezone.now().isoformat()},
               {"as_of": timezone.now().isoformat()}]

@@ -1,0 +1,151 @@
+"""First-pass vectors: a fact is findable by meaning the moment its write commits.
+
+The model's vector (with context, memories/indexing.py) costs about 15 ms of CPU a fact
+on two cores, so a bulk write is embedded later, by the indexer. Until then a fact
+carries a first-pass vector computed in the write itself, in microseconds: the weighted
+mean of per-wordpiece vectors, each the model's own embedding of that wordpiece alone
+(a static distillation of the model, as model2vec does), in the model's space.
+
+- Weights: smooth inverse frequency (Arora et al. 2017), frequency estimated from the
+  wordpiece's rank in the vocabulary (BERT's vocabulary is roughly in frequency order),
+  so "the" counts for little and "kubernetes" for a lot.
+- Centering: every wordpiece vector shares a common direction; subtracting the mean
+  makes cosines between first-pass vectors and the model's vectors meaningful.
+- Calibration: a first-pass cosine runs lower than the model's cosine for the same pair.
+  query_memory ranks both kinds in one list, so a first-pass cosine is mapped onto the
+  model's scale by a straight line fitted, without labels, on every (question, fact) pair
+  of bench/data/runbooks (docs/benchmarks.md, "First-pass vectors").
+
+The table (30,522 wordpieces x 384, float16, 23 MB) is built once per machine from the
+installed model (about 30 s on two idle cores) and kept beside the model, or in the user
+cache directory where the package is read-only. `echo-memory quickstart` and `serve`,
+and ./dev, build it ahead of the first write.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import tempfile
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+SIF = 1e-3
+# Wordpieces before this id are [PAD], [unusedN], specials and single characters.
+FIRST_WORD_ID = 1996
+CALIBRATION_SCALE = 0.92
+CALIBRATION_OFFSET = 0.06
+_BATCH = 1024
+
+_table: np.ndarray | None = None
+_weights: np.ndarray | None = None
+_lock = threading.Lock()
+
+
+def vectors(texts: Sequence[str]) -> np.ndarray:
+    """Unit-length first-pass vectors, float32, one row per text."""
+    table, weights = _loaded()
+    from memories.embeddings import get_embedder
+
+    tokenizer = get_embedder()._tokenizer
+    out = np.zeros((len(texts), table.shape[1]), dtype=np.float32)
+    for row, encoding in enumerate(tokenizer.encode_batch(list(texts),
+                                                          add_special_tokens=False)):
+        ids = np.asarray(encoding.ids, dtype=np.int64)
+        if not len(ids):
+            continue
+        vector = weights[ids] @ table[ids].astype(np.float32)
+        norm = np.linalg.norm(vector)
+        if norm > 0:
+            out[row] = vector / norm
+    return out
+
+
+def literals(texts: Sequence[str]) -> list[str]:
+    """First-pass vectors as halfvec literals for an INSERT, in integer steps of 1/4096.
+
+    Cosine ignores length, so a scaled vector is as good as a unit one, and integers
+    format in a fraction of the time floats do (a write formats 384 numbers a fact).
+    """
+    return ["[" + ",".join(map(str, row.tolist())) + "]"
+            for row in np.rint(vectors(texts) * 4096).astype(np.int32)]
+
+
+def calibrated(cosine: float) -> float:
+    """A first-pass cosine on the model's scale (what the same pair would score settled)."""
+    return CALIBRATION_SCALE * cosine + CALIBRATION_OFFSET
+
+
+def ensure() -> Path:
+    """Build the table if this machine has none yet; returns where it is."""
+    _loaded()
+    return _cached_path()
+
+
+def _loaded() -> tuple[np.ndarray, np.ndarray]:
+    global _table, _weights
+    if _table is None:
+        with _lock:
+            if _table is None:
+                table = _read_or_build()
+                rank = np.maximum(np.arange(len(table)) - FIRST_WORD_ID + 1, 1)
+                frequency = 1.0 / (rank * np.log(len(table)))
+                _weights = (SIF / (SIF + frequency)).astype(np.float32)
+                _table = table
+    return _table, _weights
+
+
+def _model_digest() -> str:
+    from memories.embeddings import MODEL_DIR
+
+    sha = hashlib.sha256()
+    for name in ("model.safetensors", "tokenizer.json"):
+        sha.update((MODEL_DIR / name).read_bytes())
+    return sha.hexdigest()[:16]
+
+
+def _cached_path() -> Path:
+    from memories.embeddings import MODEL_DIR
+
+    name = f"first_pass_{_model_digest()}.npy"
+    if os.access(MODEL_DIR, os.W_OK):
+        return MODEL_DIR / name
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("echo-memory")) / name
+
+
+def _read_or_build() -> np.ndarray:
+    path = _cached_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # One process builds; others started meanwhile wait for its file.
+    with open(path.with_suffix(".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not path.exists():
+            table = _build()
+            with tempfile.NamedTemporaryFile(dir=path.parent, suffix=".npy",
+                                             delete=False) as scratch:
+                np.save(scratch, table)
+            os.replace(scratch.name, path)
+    return np.load(path)
+
+
+def _build() -> np.ndarray:
+    """Each wordpiece embedded alone ([CLS] piece [SEP]), minus the mean word vector."""
+    from memories.embeddings import get_embedder
+
+    embedder = get_embedder()
+    size = embedder._tokenizer.get_vocab_size()
+    cls_id = embedder._tokenizer.token_to_id("[CLS]")
+    sep_id = embedder._tokenizer.token_to_id("[SEP]")
+    table = np.zeros((size, embedder.dimensions), dtype=np.float32)
+    for start in range(FIRST_WORD_ID, size, _BATCH):
+        ids = np.arange(start, min(size, start + _BATCH), dtype=np.int64)
+        table[ids] = embedder.embed_ids(
+            np.stack([np.full(len(ids), cls_id), ids, np.full(len(ids), sep_id)], axis=1))
+    table[FIRST_WORD_ID:] -= table[FIRST_WORD_ID:].mean(axis=0)
+    return table.astype(np.float16)
