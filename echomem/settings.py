@@ -148,6 +148,9 @@ ECHO_MEMORY_EMBED_CONTEXT = env.int("ECHO_MEMORY_EMBED_CONTEXT", default=2)
 # partition's newest waiting facts, spending at most this long (memories/indexing.py settle).
 ECHO_MEMORY_QUERY_EMBED_FACTS = env.int("ECHO_MEMORY_QUERY_EMBED_FACTS", default=64)
 ECHO_MEMORY_QUERY_EMBED_SECONDS = env.float("ECHO_MEMORY_QUERY_EMBED_SECONDS", default=1.0)
+# Write each fact with a first-pass vector, so it is found by meaning before the indexer
+# gets to it (memories/first_pass.py); off, a waiting fact is found by words only.
+ECHO_MEMORY_FIRST_PASS = env.bool("ECHO_MEMORY_FIRST_PASS", default=True)
 if ECHO_MEMORY_INDEXING not in {"inline", "thread", "celery", "manual"}:
     raise ConfigurationError(
         f"ECHO_MEMORY_INDEXING={ECHO_MEMORY_INDEXING} is not a mode; set it to inline, thread, "

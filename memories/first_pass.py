@@ -17,9 +17,9 @@ mean of per-wordpiece vectors, each the model's own embedding of that wordpiece 
   of bench/data/runbooks (docs/benchmarks.md, "First-pass vectors").
 
 The table (30,522 wordpieces x 384, float16, 23 MB) is built once per machine from the
-installed model (about 30 s on two idle cores) and kept beside the model, or in the user
-cache directory where the package is read-only. `echo-memory quickstart` and `serve`,
-and ./dev, build it ahead of the first write.
+installed model (about 30 s on two idle cores) and kept in the user cache directory.
+`echo-memory quickstart`, `serve` and `check`, and ./dev, build it ahead of the first
+write; a process that finds none builds it on first use.
 """
 
 from __future__ import annotations
@@ -65,12 +65,17 @@ def vectors(texts: Sequence[str]) -> np.ndarray:
     return out
 
 
-def literals(texts: Sequence[str]) -> list[str]:
-    """First-pass vectors as halfvec literals for an INSERT, in integer steps of 1/4096.
+def literals(texts: Sequence[str]) -> list[str | None]:
+    """First-pass vectors as halfvec literals for an INSERT, in integer steps of 1/4096
+    (None for each when ECHO_MEMORY_FIRST_PASS is off).
 
     Cosine ignores length, so a scaled vector is as good as a unit one, and integers
     format in a fraction of the time floats do (a write formats 384 numbers a fact).
     """
+    from django.conf import settings
+
+    if not settings.ECHO_MEMORY_FIRST_PASS:
+        return [None] * len(texts)
     return ["[" + ",".join(map(str, row.tolist())) + "]"
             for row in np.rint(vectors(texts) * 4096).astype(np.int32)]
 
@@ -109,14 +114,12 @@ def _model_digest() -> str:
 
 
 def _cached_path() -> Path:
-    from memories.embeddings import MODEL_DIR
-
-    name = f"first_pass_{_model_digest()}.npy"
-    if os.access(MODEL_DIR, os.W_OK):
-        return MODEL_DIR / name
+    """In the user's cache directory, named by the model it was built from: every install
+    on the machine (a checkout, a wheel in a venv) shares one, and a package folder is
+    never written to."""
     import platformdirs
 
-    return Path(platformdirs.user_cache_dir("echo-memory")) / name
+    return Path(platformdirs.user_cache_dir("echo-memory")) / f"first_pass_{_model_digest()}.npy"
 
 
 def _read_or_build() -> np.ndarray:

@@ -164,3 +164,43 @@ def test_a_query_waits_for_the_indexer_that_holds_the_fact_it_needs(alice):
     assert reply["facts"][0]["fact_id"] == fact_id
     assert reply["facts"][0]["matched"] == ["vector"]
     assert reply["facts_pending_vector"] == 0
+
+
+# A 500-fact episode of everyday records, a few of them about other trips, so that the
+# paraphrase has near misses to beat.
+FILLER_TEMPLATES = [
+    ("Bob", "Paris", "flew_to", "Bob flew to Paris for a conference on databases {i}"),
+    ("Carol", "invoice", "paid", "Carol paid invoice number {i} on Tuesday"),
+    ("Dan", "garden", "planted", "Dan planted tomato row {i} in the garden"),
+    ("Eve", "book", "read", "Eve read chapter {i} of the history book"),
+    ("Frank", "car", "serviced", "Frank had the car serviced after {i} miles"),
+]
+
+
+def five_hundred_facts_with(target: dict, at: int) -> dict:
+    facts = [fact(*template[:3], template[3].format(i=i)) | {"relation_type": f"{template[2]}_{i}"}
+             for i in range(499) for template in [FILLER_TEMPLATES[i % len(FILLER_TEMPLATES)]]]
+    facts.insert(at, target)
+    names = {name for f in facts for name in (f["source"], f["target"])}
+    return {"session_id": "day", "assume_new": True, "facts": facts,
+            "entities": [{"name": name, "type": "thing"} for name in sorted(names)]}
+
+
+@pytest.mark.parametrize("importing", [False, True], ids=["alone", "while-another-imports"])
+def test_a_500_fact_episode_is_found_by_meaning_on_the_next_call(engine, charlie, settings,
+                                                                 importing):
+    # Nothing embeds: neither an indexer nor the query's own budget. The first-pass vector
+    # written with the fact is what finds it.
+    settings.ECHO_MEMORY_QUERY_EMBED_FACTS = 0
+    if importing:
+        bulk(Engine(charlie.principal), episodes=3, per_episode=500)
+    written = engine.write(**five_hundred_facts_with(HIKE, at=0))
+    assert written["stored"] and len(written["edges_created"]) == 500
+    fact_id = written["edges_created"][0]["fact_id"]
+    assert Fact.objects.get(pk=fact_id).embedding is None
+
+    reply = engine.query(PARAPHRASE)
+
+    hit = next(f for f in reply["facts"] if f["fact_id"] == fact_id)
+    assert hit["rank"] <= 3 and "vector" in hit["matched"], reply["facts"]
+    assert reply["facts_pending_vector"] == 500
