@@ -40,6 +40,8 @@ FIRST_WORD_ID = 1996
 CALIBRATION_SCALE = 0.92
 CALIBRATION_OFFSET = 0.06
 _BATCH = 1024
+# As the model reads at most this many (sentence-transformers' max_seq_length).
+MAX_WORDPIECES = 256
 
 _table: np.ndarray | None = None
 _weights: np.ndarray | None = None
@@ -49,9 +51,7 @@ _lock = threading.Lock()
 def vectors(texts: Sequence[str]) -> np.ndarray:
     """Unit-length first-pass vectors, float32, one row per text."""
     table, weights = _loaded()
-    from memories.embeddings import get_embedder
-
-    tokenizer = get_embedder()._tokenizer
+    tokenizer = _tokenizer()
     out = np.zeros((len(texts), table.shape[1]), dtype=np.float32)
     for row, encoding in enumerate(tokenizer.encode_batch(list(texts),
                                                           add_special_tokens=False)):
@@ -102,6 +102,24 @@ def _loaded() -> tuple[np.ndarray, np.ndarray]:
                 _weights = (SIF / (SIF + frequency)).astype(np.float32)
                 _table = table
     return _table, _weights
+
+
+_tokenizers: dict[int, object] = {}
+
+
+def _tokenizer():
+    """The model's tokenizer alone: a write never loads the model itself (nor ONNX Runtime,
+    which must not be loaded in a process that forks)."""
+    if os.getpid() not in _tokenizers:
+        from tokenizers import Tokenizer
+
+        from memories.embeddings import _model_dir
+
+        tokenizer = Tokenizer.from_file(str(_model_dir() / "tokenizer.json"))
+        tokenizer.enable_truncation(max_length=MAX_WORDPIECES)
+        tokenizer.no_padding()
+        _tokenizers[os.getpid()] = tokenizer
+    return _tokenizers[os.getpid()]
 
 
 def _model_digest() -> str:

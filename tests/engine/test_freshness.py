@@ -130,6 +130,8 @@ def test_the_reply_counts_the_facts_still_waiting_for_their_vector(engine, charl
 
 def test_the_query_spends_no_more_than_its_fact_budget(engine, settings):
     settings.ECHO_MEMORY_QUERY_EMBED_FACTS = 40
+    # The fact budget is under test, not the time one (a loaded box must not cut it short).
+    settings.ECHO_MEMORY_QUERY_EMBED_SECONDS = 600.0
     bulk(engine, episodes=1, per_episode=100)
 
     assert engine.query("ledger invoices")["facts_pending_vector"] == 60
