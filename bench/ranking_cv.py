@@ -1,6 +1,6 @@
 """Cross-validated choice of the fusion constants (issue 13, "Generalization").
 
-    .venv/bin/python bench/ranking_cv.py [--record] [--json PATH]
+    .venv/bin/python bench/ranking_cv.py [--record] [--vary NAME ...] [--json PATH]
 
 1. Record (once; cached in bench/.cache/ranking_cv.pickle, or under $ECHO_BENCH_CACHE;
    `--record` redoes it): on a fresh box, the LoCoMo dev conversations written and asked
@@ -11,19 +11,22 @@
    TEXT_WEIGHT x ENTITY_WEIGHT x TEXT_COVERAGE_FLOOR; VECTOR_WEIGHT stays 1, since only
    the ratio of the two weights matters) is applied to the recorded lists with the
    product's own fuse and scored with recall@10. The scores are cached next to the
-   recording, keyed by the recording, fuse's source and the grid, so a second run
-   with nothing changed takes seconds.
+   recording, keyed by the recording, fuse's source and the constants outside the grid,
+   so a second run re-fuses only settings it has not scored. `--vary NAME...` lets only
+   those constants vary (the others stay as the product has them).
 3. Five folds over both sets at once: fold i holds out LoCoMo conversation i and one
    fifth of the runbooks questions (grouped by the records their evidence comes from,
-   so no record is tuned on and reported on). The setting is chosen on the other four
-   folds of both sets, by the mean of the two sets' recall@10 (each set counts the same,
-   whatever its number of questions), and scored on the held-out fold. Two choosing
-   rules: `best` (the highest objective) and `simplest` (the simplest setting within one
-   standard error of the best, the error of the per-question paired difference; simpler
-   = fewer departures from textbook reciprocal rank fusion: k = 60, equal weights, no
-   entity bonus, every word match voting). Held-out: every question scored by the
-   setting its fold chose without seeing it. In-sample: the setting the rule chooses on
-   all five folds, scored on all of them.
+   so no record is chosen on and reported on). The setting is chosen on the other four
+   folds of both sets and scored on the held-out fold, by one of two objectives:
+   `guarded` (it decides: the highest LoCoMo recall@10 among the settings whose hybrid
+   recall@10 on the runbooks questions chosen on is at least vector alone's there) or
+   `both` (the mean of the two sets' recall@10, each set counting the same), and one of
+   two rules: `best` (the highest objective) or `simplest` (the simplest setting within
+   one standard error of the best, the error of the per-question paired difference;
+   simpler = fewer departures from textbook reciprocal rank fusion: k = 60, equal
+   weights, no entity bonus, every word match voting). Held-out: every question scored
+   by the setting its fold chose without seeing it. In-sample: the setting chosen on all
+   five folds, scored on all of them. Text and vector alone involve no choice.
 """
 
 from __future__ import annotations
@@ -243,6 +246,9 @@ def main() -> None:
 
         django.setup()
         recording = pickle.loads(RECORDING.read_bytes())
+        if not isinstance(recording, dict):
+            sys.exit(f"{RECORDING} was recorded by an older version of this bench: run it "
+                     "with --record")
         rows, recorded_with = recording["rows"], recording["constants"]
     from memories import search
 
