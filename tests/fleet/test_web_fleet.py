@@ -17,6 +17,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -331,6 +332,10 @@ def test_sigterm_lets_the_write_in_flight_finish_whole(web_fleet):
         assert web_fleet.sql("SELECT count(*) FROM memories_fact WHERE fact LIKE %s",
                              ["Shutdown traveller%"]) == [(0,)]
 
+        # The cause of the workers' old SIGABRT on SIGTERM: a master that had imported ONNX
+        # Runtime before forking them (echomem/readiness.py, model()).
+        master = web_fleet.processes[0].process.pid
+        assert "onnxruntime" not in Path(f"/proc/{master}/maps").read_text()
         web_fleet.processes[0].process.send_signal(signal.SIGTERM)
         _wait_for(lambda: _refuses_connections(doomed), "the stopping process to refuse")
         assert web_fleet.processes[0].process.poll() is None, "it exited with a write in flight"
