@@ -60,12 +60,13 @@ def model() -> Check:
     import sys
 
     env = os.environ | {"PYTHONPATH": os.pathsep.join(path for path in sys.path if path)}
-    child = subprocess.run([sys.executable, "-c", _MODEL_SELF_TEST], env=env,
+    # -P: the parent's path exactly, without the working directory in front of it.
+    child = subprocess.run([sys.executable, "-P", "-c", _MODEL_SELF_TEST], env=env,
                            capture_output=True, text=True, check=False)
     if child.returncode == 0:
-        return Check("model", True, child.stdout.strip())
-    if child.returncode == MODEL_MISSING:
-        return Check("model", False, child.stderr.strip())
+        return Check("model", True, child.stdout.strip().splitlines()[-1])
+    if child.returncode == MODEL_MISSING:  # its sentence is the last line (after any warning)
+        return Check("model", False, child.stderr.strip().splitlines()[-1])
     raise RuntimeError(f"the embedding model's self-test failed:\n{child.stderr.strip()}")
 
 
