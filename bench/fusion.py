@@ -14,7 +14,8 @@ from __future__ import annotations
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-FUSION_CONSTANTS = ("RRF_K", "VECTOR_WEIGHT", "TEXT_WEIGHT", "ENTITY_WEIGHT", "VECTOR_FLOOR")
+FUSION_CONSTANTS = ("RRF_K", "VECTOR_WEIGHT", "TEXT_WEIGHT", "ENTITY_WEIGHT", "VECTOR_FLOOR",
+                    "TEXT_COVERAGE_FLOOR")
 
 
 @dataclass

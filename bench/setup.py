@@ -12,7 +12,8 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-CACHE = Path(__file__).resolve().parent / ".cache"
+# $ECHO_BENCH_CACHE moves the caches (vectors, recordings), e.g. to /tmp to share them.
+CACHE = Path(os.environ.get("ECHO_BENCH_CACHE") or Path(__file__).resolve().parent / ".cache")
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 

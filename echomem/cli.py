@@ -18,6 +18,9 @@ from echomem.errors import ConfigurationError, EchoError
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
+# How long a SIGTERM'd server lets in-flight requests finish before its workers are
+# killed (docs/self-hosting.md, "Shutdown"); an orchestrator's own grace must be longer.
+GRACEFUL_TIMEOUT_SECONDS = 30
 
 host_option = click.option("--host", default=DEFAULT_HOST, show_default=True,
                            envvar="ECHO_MEMORY_HOST", help="Address to listen on.")
@@ -147,7 +150,8 @@ def quickstart(host: str, port: int, username: str | None, new_key: bool, no_ser
     click.echo(f"\nServing on http://{host}:{port}/ (Ctrl-C stops the server and the database).")
     _say_who_needs_no_key(host)
     sys.stdout.flush()
-    serve(home=runtime.home, host=host, port=port, workers=1, threads=8)
+    serve(home=runtime.home, host=host, port=port, workers=1, threads=8,
+          graceful_timeout=GRACEFUL_TIMEOUT_SECONDS)
 
 
 @main.command(name="serve")
@@ -158,8 +162,13 @@ def quickstart(host: str, port: int, username: str | None, new_key: bool, no_ser
               help="Worker processes (any worker serves any session).")
 @click.option("--threads", default=8, show_default=True, type=click.IntRange(1, 256),
               envvar="ECHO_MEMORY_THREADS", help="Threads per worker.")
+@click.option("--graceful-timeout", default=GRACEFUL_TIMEOUT_SECONDS, show_default=True,
+              type=click.IntRange(1, 3600), envvar="ECHO_MEMORY_GRACEFUL_TIMEOUT",
+              help="Seconds a SIGTERM leaves in-flight requests to finish before workers "
+                   "are killed.")
 @_clean_errors
-def serve_command(host: str, port: int, workers: int, threads: int) -> None:
+def serve_command(host: str, port: int, workers: int, threads: int,
+                  graceful_timeout: int) -> None:
     """Serve the web app and the MCP endpoint.
 
     On the embedded database, pending migrations are applied first; with
@@ -178,7 +187,8 @@ def serve_command(host: str, port: int, workers: int, threads: int) -> None:
     click.echo(f"Serving on http://{host}:{port}/ ; MCP endpoint {_endpoint(host, port)}")
     _say_who_needs_no_key(host)
     sys.stdout.flush()
-    serve(home=runtime.home, host=host, port=port, workers=workers, threads=threads)
+    serve(home=runtime.home, host=host, port=port, workers=workers, threads=threads,
+          graceful_timeout=graceful_timeout)
 
 
 def _memory_command() -> str:

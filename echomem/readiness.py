@@ -47,12 +47,39 @@ def migrations() -> Check:
 
 
 def model() -> Check:
-    from memories.embeddings import EmbeddingModelNotInstalled, self_test
+    """The model loads and gives a vector, tried in a child process.
 
-    try:
-        return Check("model", True, self_test())
-    except EmbeddingModelNotInstalled as exc:
-        return Check("model", False, str(exc))
+    `echo-memory serve` checks before it forks its web workers, and a process must not
+    fork once ONNX Runtime is imported: the import starts a native thread that a forked
+    child lacks, and the child then hangs or aborts (std::system_error) when it exits,
+    which turned every SIGTERM of the server into a SIGABRT of its workers. A new
+    interpreter (not a fork) tries the model and takes ONNX Runtime with it when it exits.
+    """
+    import os
+    import subprocess
+    import sys
+
+    env = os.environ | {"PYTHONPATH": os.pathsep.join(path for path in sys.path if path)}
+    # -P: the parent's path exactly, without the working directory in front of it.
+    child = subprocess.run([sys.executable, "-P", "-c", _MODEL_SELF_TEST], env=env,
+                           capture_output=True, text=True, check=False)
+    if child.returncode == 0:
+        return Check("model", True, child.stdout.strip().splitlines()[-1])
+    if child.returncode == MODEL_MISSING:  # its sentence is the last line (after any warning)
+        return Check("model", False, child.stderr.strip().splitlines()[-1])
+    raise RuntimeError(f"the embedding model's self-test failed:\n{child.stderr.strip()}")
+
+
+MODEL_MISSING = 3
+_MODEL_SELF_TEST = f"""
+import sys
+from memories.embeddings import EmbeddingModelNotInstalled, self_test
+try:
+    print(self_test())
+except EmbeddingModelNotInstalled as exc:
+    print(exc, file=sys.stderr)
+    sys.exit({MODEL_MISSING})
+"""
 
 
 def first_pass() -> Check:

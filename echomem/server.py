@@ -57,18 +57,22 @@ class _Gunicorn(BaseApplication):
         return application
 
 
-def serve(*, home: Path, host: str, port: int, workers: int, threads: int) -> None:
+def serve(*, home: Path, host: str, port: int, workers: int, threads: int,
+          graceful_timeout: int) -> None:
     from django.db import connections
 
     # Connections opened before the fork (migrations) must not be shared by workers.
     connections.close_all()
-    _record_server(home, host, port)
+    # Production (DATABASE_URL and its own SECRET_KEY) keeps nothing in the home and may
+    # not have one; `echo-memory status` is the single box's view.
+    if home.is_dir():
+        _record_server(home, host, port)
     _Gunicorn({
         "bind": f"[{host}]:{port}" if ":" in host else f"{host}:{port}",
         "workers": workers,
         "threads": threads,
         "timeout": 60,
-        "graceful_timeout": 10,
+        "graceful_timeout": graceful_timeout,
         "keepalive": 5,
         # Django writes one line per request (echomem/middleware.py), with the request id
         # and the route rather than the raw path; gunicorn's own access log would repeat it.
@@ -82,6 +86,7 @@ def serve(*, home: Path, host: str, port: int, workers: int, threads: int) -> No
         "limit_request_line": REQUEST_LINE_BYTES,
         "worker_class": "echomem.server.JsonErrorWorker",
         "post_worker_init": _start_worker_services,
+        "worker_exit": _stop_worker_services,
     }).run()
 
 
@@ -144,13 +149,25 @@ def _json_error(sock, status_int: int, reason: str, mesg: str) -> None:
 
 
 class JsonErrorWorker(ThreadWorker):
-    """gunicorn's threaded worker, answering its own refusals in JSON instead of HTML."""
+    """gunicorn's threaded worker, answering its own refusals in JSON instead of HTML, and
+    refusing new connections as soon as it starts to shut down."""
 
     def init_process(self) -> None:
         # gunicorn writes those pages through this one function; in our own worker
         # process, it writes ours.
         gunicorn_util.write_error = _json_error
         super().init_process()
+
+    def set_accept_enabled(self, enabled: bool) -> None:
+        super().set_accept_enabled(enabled)
+        if not enabled and not self.alive:
+            # Shutting down: the master has closed its copy of the listening socket, but
+            # while this worker holds its own, the kernel keeps completing handshakes that
+            # nobody will accept, and those clients wait for the drain, then get a reset.
+            # Closed now, new connections are refused at once and go to another server;
+            # the requests in flight still finish.
+            for listener in self.sockets:
+                listener.close()
 
 
 def _start_worker_services(worker) -> None:
@@ -162,6 +179,14 @@ def _start_worker_services(worker) -> None:
         from memories.indexing import background
 
         background()
+
+
+def _stop_worker_services(arbiter, worker) -> None:
+    """After a worker's last request: its indexer thread ends after its running batch,
+    within the graceful timeout (the master kills the worker when that runs out)."""
+    from memories.indexing import stop_background
+
+    stop_background(timeout=worker.cfg.graceful_timeout)
 
 
 def _record_server(home: Path, host: str, port: int) -> None:

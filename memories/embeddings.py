@@ -676,9 +676,9 @@ def get_embedder() -> Embedder:
 def self_test() -> str:
     """Load the default model afresh, embed one sentence, and describe what ran.
 
-    Used before a server says it is ready. A fresh instance, dropped at the end, so a
-    process that forks web workers afterwards does not carry a live ONNX Runtime
-    session (and its thread pool) into them; the workers load their own.
+    Used before a server says it is ready, in a child process (echomem/readiness.py):
+    dropping the instance is not enough for a process that forks web workers afterwards,
+    since importing ONNX Runtime already starts a thread the forked workers would lack.
     """
     backend = _default_backend()
     embedder = backend()

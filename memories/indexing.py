@@ -327,16 +327,26 @@ class _Background(threading.Thread):
         super().__init__(name="echo-memory-indexer", daemon=True)
         self.pid = os.getpid()
         self._wake = threading.Event()
+        self._stopping = threading.Event()
 
     def wake(self) -> None:
         self._wake.set()
 
+    def stop(self, timeout: float) -> None:
+        """Finish the running batch (a batch is one transaction: one cut short would only be
+        redone) and end. A daemon thread left inside ONNX Runtime while the process exits
+        can crash the exit, so a web worker that shuts down waits for this."""
+        self._stopping.set()
+        self._wake.set()
+        self.join(timeout)
+
     def run(self) -> None:
-        while True:
+        while not self._stopping.is_set():
             self._wake.wait(self.SWEEP_SECONDS)
             self._wake.clear()
             try:
-                index_pending()
+                while not self._stopping.is_set() and _index_batch(BATCH_SIZE):
+                    pass
             except Exception:
                 logger.exception("indexing failed; will retry at the next write or sweep")
             finally:
@@ -356,3 +366,12 @@ def background() -> _Background:
             _background.start()
             _background.wake()  # catch up on anything left by an earlier process
         return _background
+
+
+def stop_background(timeout: float) -> None:
+    """Stop this process's indexer thread, if it runs, after its current batch."""
+    with _background_lock:
+        running = _background if _background is not None and \
+            _background.pid == os.getpid() else None
+    if running is not None:
+        running.stop(timeout)

@@ -8,7 +8,7 @@ facts) using per-partition document frequencies kept by the indexer.
 Vectors: the HNSW index with iterative scans, so filtering by memory and
 partition still yields enough neighbours.
 Fusion: weighted reciprocal rank fusion, plus a bonus for facts about an entity the
-query names.
+query names; a word match votes only when it covers enough of the question.
 """
 
 from __future__ import annotations
@@ -50,6 +50,14 @@ VECTOR_FLOOR = 0.15
 # Bonus, in units of a first place, for facts whose subject (source entity) the query
 # names: "What does Melanie do to destress?" is about Melanie's facts first.
 ENTITY_WEIGHT = 0.5
+# A word match votes in the fusion only when it covers this share of the question's
+# weight (Candidate.coverage). Below it the match is one or two incidental words: when a
+# question is paraphrased, such matches fill the word list and, with a vote each, push the
+# vector list's right answer out of the top (on the runbooks set the hybrid fell to
+# recall@10 0.615, under vectors alone at 0.705; 0.733 with the floor, LoCoMo unchanged).
+# Chosen by cross-validation on LoCoMo and the runbooks set together (bench/ranking_cv.py;
+# docs/benchmarks.md, "How the ranking was chosen").
+TEXT_COVERAGE_FLOOR = 0.15
 
 
 @dataclass(frozen=True)
@@ -340,7 +348,10 @@ def fuse(
     for position, candidate in enumerate(text, start=1):
         hit = hits.setdefault(candidate.fact_id, Hit(candidate.fact_id))
         hit.bm25 = candidate.score
-        hit.fused += TEXT_WEIGHT / (RRF_K + position)
+        # Under the floor the match stays a candidate without a vote, so a fact still
+        # waiting for its vector can be found by its words when little else is.
+        if candidate.coverage is None or candidate.coverage >= TEXT_COVERAGE_FLOOR:
+            hit.fused += TEXT_WEIGHT / (RRF_K + position)
         hit.matched.append("text")
         subjects[candidate.fact_id] = candidate.source_id in mentioned
     if mentioned and ENTITY_WEIGHT:

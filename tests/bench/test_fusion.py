@@ -54,3 +54,25 @@ def test_the_simplest_rule_prefers_textbook_fusion_within_noise():
     # A clear win is kept.
     scores[0] = [1.0] * 10 + [0.0] * 10
     assert choose(scores, index, grid, "simplest") == 1
+
+
+def test_the_guard_keeps_settings_that_hold_on_the_guarding_set_and_both_sets_count_alike():
+    from bench.ranking_cv import guarded, objective
+
+    # Positions 0-1: one set of two questions; 2-5: another of four.
+    parts = [[0, 1], [2, 3, 4, 5]]
+    scores = {0: [1.0, 1.0, 0.0, 0.0, 0.0, 0.0], 1: [0.0, 0.0, 1.0, 1.0, 1.0, 1.0]}
+    assert objective(scores[0], parts) == objective(scores[1], parts) == 0.5
+    assert guarded(scores, parts[1], 0.5) == [1]
+    # When no setting holds, the guard gives way rather than choosing nothing.
+    assert guarded(scores, parts[1], 2.0) == [0, 1]
+
+
+def test_runbook_folds_keep_questions_about_one_record_together():
+    from bench.ranking_cv import runbook_folds
+
+    rows = [{"evidence": ["inc-2041-01"]}, {"evidence": ["inc-2041-02", "rb-014-01"]},
+            {"evidence": ["rb-014-03"]}, {"evidence": ["adr-007-01"]}]
+    folds = runbook_folds(rows, [0, 1, 2, 3], folds=2)
+    # Question 1 ties INC-2041 to RB-014, so the first three share a fold.
+    assert folds[0] == folds[1] == folds[2] != folds[3]

@@ -202,3 +202,34 @@ def test_on_equal_fused_scores_the_word_match_ranks_first():
 
     assert [h.fact_id for h in hits] == [by_words, by_meaning]
     assert hits[0].fused == hits[1].fused
+
+
+def test_a_word_match_on_an_incidental_word_gets_no_vote(team, monkeypatch):
+    from memories import search
+    from memories.selectors import memory_for
+
+    # Facts that share one common word ("went") with a paraphrased question: in a memory
+    # of runbooks such matches fill the word list and, each with a vote, pushed the fact
+    # the question means (found by meaning alone) out of the top.
+    incidental = ["Bob went to the Postgres meetup in Berlin",
+                  "Bob went through the checkout logs after the outage",
+                  "Alice went over the Postgres upgrade plan with Bob"]
+    team.write(session_id="s2", entities=TEAM, facts=[
+        fact("Bob", "Postgres", "attended", incidental[0]),
+        fact("Bob", "checkout", "inspected", incidental[1]),
+        fact("Alice", "Postgres", "reviewed", incidental[2])])
+    Engine.index()
+    question = "Who went trekking in the mountains during a vacation abroad?"
+    memory = memory_for(team.principal)
+    found = search.text_candidates(memory.pk, "shared", question, 50, search.Window())
+    texts = dict(Fact.objects.filter(pk__in=[c.fact_id for c in found])
+                 .values_list("pk", "fact"))
+    measured = {texts[c.fact_id]: c.coverage for c in found}
+    assert set(measured) == set(incidental)
+    assert all(0 < c < search.TEXT_COVERAGE_FLOOR for c in measured.values()), measured
+
+    answer = team.query(question, top_k=3)["facts"]
+    assert answer[0]["fact"] == FACTS[0]["fact"] and answer[0]["matched"] == ["vector"]
+    # The floor is what holds it there: with every word match voting, one of them wins.
+    monkeypatch.setattr(search, "TEXT_COVERAGE_FLOOR", 0.0)
+    assert top(team, question, top_k=3)[0] in incidental
