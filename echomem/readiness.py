@@ -74,24 +74,15 @@ MODEL_MISSING = 3
 _MODEL_SELF_TEST = f"""
 import sys
 from memories.embeddings import EmbeddingModelNotInstalled, self_test
+from memories import first_pass
 try:
-    print(self_test())
+    # The first-pass table too (memories/first_pass.py): built here once per machine, so
+    # that no write waits for it.
+    print(f"{{self_test()}}; first-pass table at {{first_pass.ensure()}}")
 except EmbeddingModelNotInstalled as exc:
     print(exc, file=sys.stderr)
     sys.exit({MODEL_MISSING})
 """
-
-
-def first_pass() -> Check:
-    """The first-pass vector table (memories/first_pass.py): built here, once per machine,
-    so that no write waits for it."""
-    from memories import first_pass
-    from memories.embeddings import EmbeddingModelNotInstalled
-
-    try:
-        return Check("first pass", True, f"table at {first_pass.ensure()}")
-    except EmbeddingModelNotInstalled as exc:
-        return Check("first pass", False, str(exc))
 
 
 def templates() -> Check:
@@ -158,7 +149,7 @@ def serving_checks() -> tuple[Callable[[], Check], ...]:
     return (database, *((redis,) if settings.REDIS_URL else ()), migrations, embedder)
 
 
-INSTALL_CHECKS: tuple[Callable[[], Check], ...] = (model, first_pass, templates, static_files)
+INSTALL_CHECKS: tuple[Callable[[], Check], ...] = (model, templates, static_files)
 
 
 def run(checks: tuple[Callable[[], Check], ...] = INSTALL_CHECKS) -> list[Check]:
