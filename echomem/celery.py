@@ -14,6 +14,7 @@ from datetime import timedelta
 
 from celery import Celery, current_task
 from celery.signals import setup_logging
+from celery.utils.log import get_multiprocessing_logger
 from django.db import InterfaceError, OperationalError
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "echomem.settings")
@@ -68,6 +69,9 @@ def _log_like_the_web(**_: object) -> None:
     line, or text), set up by django.setup(); Celery's own handlers are never installed."""
     for handler in logging.getLogger().handlers:
         handler.addFilter(TaskFields())
+    # The pool's own logger (a lost pool process) does not propagate by default, and
+    # Python then prints its lines bare.
+    get_multiprocessing_logger().propagate = True
 
 
 def log_like_the_web() -> None:

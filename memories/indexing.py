@@ -387,16 +387,28 @@ def schedule(fact_ids: Sequence | None = None) -> None:
     if mode == "inline":
         index_pending()
     elif mode == "celery":
-        from memories.tasks import embed_facts, index_waiting
+        _send_to_workers(fact_ids)
+    elif mode == "thread":
+        background().wake()
 
+
+def _send_to_workers(fact_ids: Sequence | None) -> None:
+    from kombu.exceptions import OperationalError as BrokerUnavailable
+
+    from memories.tasks import embed_facts, index_waiting
+
+    try:
         if fact_ids is None:
             index_waiting.delay()
             return
         ids = [str(fact_id) for fact_id in fact_ids]
         for start in range(0, len(ids), BATCH_SIZE):
             embed_facts.delay(ids[start:start + BATCH_SIZE])
-    elif mode == "thread":
-        background().wake()
+    except BrokerUnavailable as exc:
+        # The write has committed; its facts are found by words, the newest by meaning too
+        # (query_memory's settle), and beat's sweep embeds them once the broker is back.
+        logger.error("could not send facts to the workers (%s); the sweep will embed them",
+                     exc.__class__.__name__)
 
 
 class _Background(threading.Thread):

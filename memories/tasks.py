@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import time
 from pathlib import Path
 
@@ -64,6 +65,7 @@ def _hold_if_asked(claimed: list[str]) -> None:
     if not folder:
         return
     folder = Path(folder)
-    (folder / f"held-{time.time_ns()}.json").write_text(json.dumps({"facts": claimed}))
+    (folder / f"held-{time.time_ns()}.json").write_text(
+        json.dumps({"facts": claimed, "pid": os.getpid()}))
     while not (folder / "release").exists():
         time.sleep(0.05)

@@ -17,9 +17,9 @@ from django.utils import timezone
 from billing.models import StripeEvent
 from echomem.celery import BEAT_SCHEDULE, app
 from mcp_gateway.models import McpSession, RateLimitHit
-from memories import reembedding, services
+from memories import reembedding
 from memories.models import EmbeddingModelState, Entity, Fact
-from memories.schemas import WriteEpisodeArgs, parse
+from tests.fleet.conftest import write_waiting_facts
 from web.models import RateCounter
 
 # Every periodic task and the test below that shows it working.
@@ -74,21 +74,6 @@ def test_echo_memory_beat_runs_the_schedule(fleet):
     assert kept == {name: entry["task"] for name, entry in BEAT_SCHEDULE.items()}
 
 
-def _write(actor, count: int, tag: str) -> list[str]:
-    """Facts that wait for their vectors (a test's transaction never commits, so nothing
-    is scheduled)."""
-    facts = [{"source": f"Pilot {tag} {i}", "target": f"Airfield {tag}",
-              "relation_type": "landed_at", "confidence": "extracted",
-              "fact": f"Pilot {tag} {i} landed the glider at the airfield in fog"}
-             for i in range(count)]
-    entities = [{"name": f"Pilot {tag} {i}", "type": "person"} for i in range(count)]
-    entities.append({"name": f"Airfield {tag}", "type": "place"})
-    reply = services.write_episode(actor.principal, parse(WriteEpisodeArgs, {
-        "scope": "shared", "memory": "default", "assume_new": True,
-        "entities": entities, "facts": facts}))
-    return [edge["fact_id"] for edge in reply["edges_created"]]
-
-
 def _documents() -> int:
     with connection.cursor() as cursor:
         cursor.execute("SELECT coalesce(sum(documents), 0) FROM memories_corpusstat")
@@ -96,7 +81,7 @@ def _documents() -> int:
 
 
 def test_the_sweep_embeds_what_waits(alice, eager):
-    ids = _write(alice, 3, "sweep")
+    ids = write_waiting_facts(alice, 3, "sweep")
     assert Fact.objects.filter(pk__in=ids, embedding__isnull=True).count() == 3
     assert run("memories.tasks.index_waiting") == 3
     assert Fact.objects.filter(pk__in=ids, embedding__isnull=True).count() == 0
@@ -106,7 +91,7 @@ def test_the_sweep_embeds_what_waits(alice, eager):
 
 
 def test_after_a_model_change_every_vector_is_made_again_once(alice, eager):
-    ids = _write(alice, 3, "model")
+    ids = write_waiting_facts(alice, 3, "model")
     run("memories.tasks.index_waiting")
     run("memories.tasks.reembed_after_model_change")  # first run: records the model
     assert EmbeddingModelState.objects.get().model == reembedding.model_fingerprint()

@@ -7,6 +7,7 @@ import json
 import secrets
 import time
 
+import psutil
 import redis
 
 from tests.fleet.conftest import Fleet, Worker
@@ -147,3 +148,33 @@ def test_a_worker_killed_mid_batch_loses_nothing_and_embeds_nothing_twice(fleet,
     assert_clean_json_log(second, fleet.key, *texts)
 
 
+
+
+def test_a_pool_process_killed_mid_batch_hands_the_batch_back_to_its_worker(fleet, tmp_path):
+    hold = tmp_path / "hold"
+    hold.mkdir()
+    web = fleet.web()
+    # Celery logs the lost pool process as an error with its traceback: expected here.
+    worker = fleet.worker(ECHO_MEMORY_TEST_HOLD_BATCH=str(hold), tracebacks_expected=True)
+    ids, texts = write_facts(fleet, web, 6)
+    documents_before = counted_documents(fleet, ids[0])
+    wait_for(lambda: list(hold.glob("held-*.json")), "a pool process holds the batch")
+    holder = json.loads(next(hold.glob("held-*.json")).read_text())["pid"]
+    assert holder != worker.pid
+
+    psutil.Process(holder).kill()
+    # The worker rejects the lost task back to the queue (reject_on_worker_lost), a new
+    # pool process takes it and claims the same facts again.
+    wait_for(lambda: len(list(hold.glob("held-*.json"))) == 2, "the batch is taken again")
+    again = json.loads(sorted(hold.glob("held-*.json"))[1].read_text())
+    assert sorted(again["facts"]) == sorted(ids) and again["pid"] != holder
+    assert embedded(fleet, ids) == 0
+    (hold / "release").touch()
+
+    wait_for(lambda: embedded(fleet, ids) == 6, "the batch is completed")
+    wait_for(lambda: embed_lines(worker), "the worker logged the batch")
+    [done] = embed_lines(worker)
+    assert done["facts"] == 6 and done["redelivered"] is True
+    assert counted_documents(fleet, ids[0]) == documents_before + 6
+    assert worker.server.process.poll() is None  # the worker itself never stopped
+    assert_clean_json_log(worker, fleet.key, *texts)  # the lost process's notice too
