@@ -44,8 +44,8 @@ class Step:
 def reembed_step(*, batch: int = indexing.BATCH_SIZE) -> Step:
     """One batch of re-embedding, if the stored vectors come from another model.
 
-    The first run on a database records the current model as the vectors' model: the
-    vectors of a fresh install were made by it.
+    Migration 0013 recorded the model shipped when it ran; without that row (the model
+    files were missing then), the first step records the current model.
     """
     current = model_fingerprint()
     with transaction.atomic():

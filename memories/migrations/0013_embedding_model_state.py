@@ -3,6 +3,25 @@
 from django.db import migrations, models
 
 
+def record_the_current_model(apps, schema_editor):
+    """The vectors already stored were made by the model this release ships (it did not
+    change the model), so re-embedding starts from it rather than from the first beat."""
+    import hashlib
+
+    from memories.embeddings import MODEL_DIR
+
+    # The digest memories/reembedding.py model_fingerprint computes (a test holds them equal).
+    digest = hashlib.sha256()
+    try:
+        for name in ("config.json", "tokenizer.json", "model.safetensors"):
+            with (MODEL_DIR / name).open("rb") as model_file:
+                digest.update(hashlib.file_digest(model_file, "sha256").digest())
+    except OSError:  # no model files here: the first re-embedding step records it
+        return
+    apps.get_model("memories", "EmbeddingModelState").objects.create(
+        pk=1, model=digest.hexdigest())
+
+
 class Migration(migrations.Migration):
 
     dependencies = [
@@ -21,4 +40,5 @@ class Migration(migrations.Migration):
                 ('updated_at', models.DateTimeField(auto_now=True)),
             ],
         ),
+        migrations.RunPython(record_the_current_model, migrations.RunPython.noop),
     ]
