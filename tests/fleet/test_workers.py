@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import secrets
+import signal
 import time
 
 import psutil
@@ -178,3 +179,25 @@ def test_a_pool_process_killed_mid_batch_hands_the_batch_back_to_its_worker(flee
     assert counted_documents(fleet, ids[0]) == documents_before + 6
     assert worker.server.process.poll() is None  # the worker itself never stopped
     assert_clean_json_log(worker, fleet.key, *texts)  # the lost process's notice too
+
+
+def test_a_worker_told_to_stop_finishes_its_batch_first(fleet, tmp_path):
+    hold = tmp_path / "hold"
+    hold.mkdir()
+    broker = redis.Redis.from_url(fleet.env["REDIS_URL"])
+    web = fleet.web()
+    worker = fleet.worker(ECHO_MEMORY_TEST_HOLD_BATCH=str(hold))
+    ids, texts = write_facts(fleet, web, 4)
+    wait_for(lambda: list(hold.glob("held-*.json")), "the worker holds the batch")
+
+    worker.server.process.send_signal(signal.SIGTERM)
+    wait_for(lambda: "Warm shutdown" in worker.server.output(), "the worker is stopping")
+    assert worker.server.process.poll() is None  # still running: it waits for its batch
+    (hold / "release").touch()
+
+    assert worker.server.process.wait(120) == 0
+    assert embedded(fleet, ids) == 4
+    [done] = embed_lines(worker)
+    assert done["facts"] == 4 and done["redelivered"] is False
+    assert not _unacked_embeds(broker, fleet.queue)  # finished, so acknowledged
+    assert_clean_json_log(worker, fleet.key, *texts)
