@@ -12,6 +12,7 @@ import psutil
 import redis
 
 from tests.fleet.conftest import Fleet, Worker
+from tests.harness import free_port
 
 EMBED_TASK = "memories.tasks.embed_facts"
 # Kombu's Redis transport keeps each delivered, unacknowledged message here until its ack.
@@ -200,4 +201,20 @@ def test_a_worker_told_to_stop_finishes_its_batch_first(fleet, tmp_path):
     [done] = embed_lines(worker)
     assert done["facts"] == 4 and done["redelivered"] is False
     assert not _unacked_embeds(broker, fleet.queue)  # finished, so acknowledged
+    assert_clean_json_log(worker, fleet.key, *texts)
+
+
+def test_a_write_is_stored_while_the_broker_is_down_and_the_sweep_embeds_it(fleet):
+    from echomem.celery import app
+
+    # This web process's broker is a port where nothing listens.
+    web = fleet.web(CELERY_BROKER_URL=f"redis://127.0.0.1:{free_port()}/0")
+    ids, texts = write_facts(fleet, web, 2)  # answered 200: stored
+    wait_for(lambda: "could not send facts to the workers" in web.server.output(),
+             "the web process said why the facts wait")
+    assert embedded(fleet, ids) == 0
+    worker = fleet.worker()
+    # What beat sends every minute.
+    app.send_task("memories.tasks.index_waiting", queue=fleet.queue)
+    wait_for(lambda: embedded(fleet, ids) == 2, "the sweep embedded the facts")
     assert_clean_json_log(worker, fleet.key, *texts)
