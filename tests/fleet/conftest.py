@@ -29,6 +29,7 @@ import httpx
 import psutil
 import psycopg
 import pytest
+import redis
 
 from tests.cli.conftest import Server, cli_env, run_cli, servers  # noqa: F401 (a fixture)
 from tests.harness import free_port
@@ -64,7 +65,7 @@ def fleet_database(tmp_path_factory) -> Iterator[str]:
 
 
 @pytest.fixture(scope="session")
-def fleet_setup(fleet_database, tmp_path_factory) -> dict[str, Any]:
+def fleet_setup(fleet_database, tmp_path_factory) -> Iterator[dict[str, Any]]:
     """Migrate the fleet's database and create its account and key, once per session."""
     home = tmp_path_factory.mktemp("fleet-home")
     env = _base_env(home, fleet_database, queue=f"fleet-{secrets.token_hex(4)}")
@@ -72,7 +73,11 @@ def fleet_setup(fleet_database, tmp_path_factory) -> dict[str, Any]:
     assert migrated.returncode == 0, migrated.stdout + migrated.stderr
     made = run_cli("quickstart", "--no-serve", "--user", "fleet-owner", env=env, timeout=300)
     assert made.returncode == 0, made.stdout + made.stderr
-    return {"env": env, "key": KEY.search(made.stdout)[1], "home": home}
+    yield {"env": env, "key": KEY.search(made.stdout)[1], "home": home}
+    # The queue and its bindings would otherwise stay in Redis after every run.
+    broker = redis.Redis.from_url(env["REDIS_URL"])
+    queue = env["ECHO_MEMORY_CELERY_QUEUE"]
+    broker.delete(queue, *broker.keys(f"_kombu.binding*.{queue}"))
 
 
 def _base_env(home: Path, database_url: str, *, queue: str) -> dict[str, str]:
