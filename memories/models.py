@@ -386,3 +386,15 @@ class NoteVersion(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["note", "version"], name="note_version_once"),
         ]
+
+
+class EmbeddingModelState(models.Model):
+    """Which embedding model made the stored vectors, and, after a model change, how far
+    re-embedding has come (one row; memories/reembedding.py)."""
+
+    model = models.CharField(max_length=64, help_text="Fingerprint of the vectors' model.")
+    target = models.CharField(max_length=64, blank=True, default="",
+                              help_text="The model being re-embedded to, while one is.")
+    stage = models.CharField(max_length=16, blank=True, default="")
+    after = models.UUIDField(null=True, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
