@@ -50,7 +50,7 @@ def check_external_database(url: str) -> None:
     """Refuse a DATABASE_URL we cannot use, in one sentence, before migrations fail on it."""
     import psycopg
 
-    shown = _redact(url)
+    shown = redacted_url(url)
     if not url.startswith(("postgres://", "postgresql://")):
         raise ConfigurationError(
             f"DATABASE_URL={shown} is not a PostgreSQL URL; use postgresql://user:password@host/db "
@@ -119,7 +119,7 @@ def _older(version: str) -> bool:
         return False
 
 
-def _redact(url: str) -> str:
+def redacted_url(url: str) -> str:
     """The URL with its password replaced, so errors can be pasted into a ticket."""
     from urllib.parse import urlsplit, urlunsplit
 
