@@ -161,6 +161,7 @@ def backup_and_restore(facts: int) -> None:
         began = time.perf_counter()
         size = backup(os.environ[EMBEDDED_URL_VARIABLE], archive)
         dumped = time.perf_counter() - began
+        (scratch / "home").mkdir()
         target = embedded_db.start(scratch / "home")
         began = time.perf_counter()
         restore(target.url, archive, where="the new box")
