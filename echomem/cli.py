@@ -357,6 +357,51 @@ def index() -> None:
     click.echo(f"indexed {done} fact(s)")
 
 
+@main.command()
+@click.argument("path", type=click.Path(dir_okay=False, path_type=Path))
+@_clean_errors
+def backup(path: Path) -> None:
+    """Write a consistent dump of the database to PATH (pg_dump, custom format).
+
+    Safe while the server runs: the dump is one snapshot. PATH is replaced only once
+    the dump is complete. Keep $ECHO_MEMORY_HOME/secret_key (or SECRET_KEY) beside it.
+    """
+    maintenance_process()
+    runtime = _prepare()
+    from echomem.backup import backup as dump
+
+    size = dump(runtime.database_url, path)
+    click.echo(f"backed up {_where(runtime)} to {path.expanduser().resolve()} "
+               f"({size / 1e6:.1f} MB)")
+
+
+@main.command()
+@click.argument("path", type=click.Path(dir_okay=False, path_type=Path))
+@_clean_errors
+def restore(path: Path) -> None:
+    """Restore a dump written by `echo-memory backup` into an empty database.
+
+    The embedded database of a new $ECHO_MEMORY_HOME, or the new database DATABASE_URL
+    names. Then: `echo-memory migrate` (a dump of an older version) and `audit verify`.
+    """
+    maintenance_process()
+    runtime = _prepare()
+    from echomem.backup import restore as load
+
+    restored = load(runtime.database_url, path, where=_where(runtime))
+    click.echo(f"restored {restored.tables} tables ({restored.accounts} account(s), "
+               f"{restored.facts} fact(s)) into {_where(runtime)}")
+    click.echo("next: `echo-memory migrate`, then `echo-memory audit verify`")
+
+
+def _where(runtime) -> str:
+    if runtime.embedded:
+        return f"the embedded database in {runtime.home / 'pgdata'}"
+    from echomem.runtime import redacted_url
+
+    return f"DATABASE_URL={redacted_url(runtime.database_url)}"
+
+
 @main.group()
 def repair() -> None:
     """Repair stored data the server can no longer read back."""
