@@ -30,6 +30,7 @@ from django.conf import settings
 from django.db import OperationalError, connection, transaction
 
 from echomem.db import LOCK_NOT_AVAILABLE
+from memories import note_words
 from memories.embeddings import get_embedder
 from memories.note_text import note_head
 
@@ -207,18 +208,24 @@ def _index_notes(size: int) -> int:
     statistics are counted at search time (memories/search.py NOTES)."""
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(
-            "SELECT id, title, category, what, why, impact, tags FROM memories_note "
+            "SELECT id, title, category, what, why, impact, tags, memory_id, partition "
+            "FROM memories_note "
             "WHERE embedding IS NULL ORDER BY updated_at LIMIT %s FOR UPDATE SKIP LOCKED",
             [size],
         )
         rows = cursor.fetchall()
         if not rows:
             return 0
-        vectors = get_embedder().embed([
+        embedder = get_embedder()
+        vectors = embedder.embed([
             note_head(title=title, category=category, what=what, why=why, impact=impact,
                       tags=tags if isinstance(tags, list) else json.loads(tags))
-            for _, title, category, what, why, impact, tags in rows])
+            for _, title, category, what, why, impact, tags, _, _ in rows])
         store_embeddings(cursor, "memories_note", [row[0] for row in rows], vectors)
+        note_words.index_words(cursor, [row[0] for row in rows], embedder)
+        # An edit may have dropped words; no other note may still hold them.
+        for memory_id, partition in sorted({(row[7], row[8]) for row in rows}):
+            note_words.prune_words(cursor, memory_id, partition)
     return len(rows)
 
 

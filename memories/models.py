@@ -361,6 +361,32 @@ class Note(models.Model):
         return self.title
 
 
+class NoteWord(models.Model):
+    """One word of a partition's notes and its embedding, for memory_search's word matching.
+
+    A paraphrase shares no word with its note but often a near one ("levy" and "taxed",
+    "refused" and "reject"); matching each question word to the nearest word of a note
+    needs the words' vectors at search time, and embedding them then costs seconds.
+    Kept per memory and partition like the notes, and pruned to the words notes still
+    hold (memories/note_words.py), so forgetting a note forgets its words.
+    """
+
+    memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="+",
+                               db_index=False)
+    partition = models.CharField(max_length=200)
+    word = models.CharField(max_length=64)
+    embedding = HalfVectorField(dimensions=EMBEDDING_DIMENSIONS)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["memory", "partition", "word"],
+                                    name="note_word_per_partition"),
+        ]
+
+    def __str__(self) -> str:
+        return self.word
+
+
 class NoteVersion(models.Model):
     """What a note said before a save replaced it (version n of the note, n < note.version)."""
 

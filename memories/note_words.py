@@ -1,0 +1,104 @@
+"""Near words: what lets memory_search find the note a paraphrase is about.
+
+A paraphrased question shares no word with its note, so full text cannot see the note,
+and the note's one embedding blurs the point among its sentences. Yet most of the
+question's words have a near neighbour among the note's: "levy" and "taxed", "reject"
+and "refused", "state" and "California". So each content word of the question is matched
+to the nearest word of each candidate note, by the embeddings of the two words alone, and
+the note's word match is the mean, over the question's words, of that nearest
+similarity where it reaches a threshold (an exact word counts 1). It is the coverage that
+full text measures, with near words counted for their nearness.
+
+Words are the 'simple' parser's tokens, unstemmed (the model embeds real words), less the
+stop words of the full-text configuration. Their vectors are computed when a note is
+indexed and kept per memory and partition (NoteWord), pruned to the words the notes still
+hold.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import NamedTuple
+
+from django.db import connection
+
+from memories.models import TEXT_SEARCH_CONFIG
+
+# The words of {text}, as rows t(word).
+_WORDS_OF = "unnest(tsvector_to_array(to_tsvector('simple', {text}))) AS t(word)"
+# Which of them carry meaning: not a stop word, not a number or a hash, not a blob.
+_CONTENT = ("length(t.word) BETWEEN 3 AND 64 AND t.word ~ '^[[:alpha:]]' "
+            f"AND to_tsvector('{TEXT_SEARCH_CONFIG}', t.word) <> ''::tsvector")
+
+
+class WordMatch(NamedTuple):
+    """For one note, each question word's similarity to the note's nearest word."""
+
+    note_id: uuid.UUID
+    nearest: tuple[float, ...]
+
+    def coverage(self, threshold: float) -> float:
+        return sum(s for s in self.nearest if s >= threshold) / len(self.nearest)
+
+
+def index_words(cursor, note_ids: list, embedder) -> int:
+    """Stores the vectors of these notes' words that their partitions do not hold yet."""
+    cursor.execute(
+        "SELECT DISTINCT n.memory_id, n.partition, t.word FROM memories_note n "
+        f"CROSS JOIN LATERAL {_WORDS_OF.format(text='n.search_text')} "
+        f"WHERE n.id = ANY(%s::uuid[]) AND {_CONTENT} AND NOT EXISTS (SELECT 1 FROM "
+        "memories_noteword w WHERE w.memory_id = n.memory_id AND w.partition = n.partition "
+        "AND w.word = t.word) ORDER BY 1, 2, 3", [note_ids])
+    rows = cursor.fetchall()
+    if not rows:
+        return 0
+    words = sorted({word for _, _, word in rows})
+    vector_of = dict(zip(words, (_literal(v) for v in embedder.embed(words)), strict=True))
+    cursor.execute(
+        "INSERT INTO memories_noteword (memory_id, partition, word, embedding) "
+        "SELECT * FROM unnest(%s::bigint[], %s::text[], %s::text[], %s::halfvec[]) "
+        "ON CONFLICT DO NOTHING",
+        [[m for m, _, _ in rows], [p for _, p, _ in rows], [w for _, _, w in rows],
+         [vector_of[w] for _, _, w in rows]])
+    return len(rows)
+
+
+def prune_words(cursor, memory_id: int, partition: str) -> None:
+    """Drops the partition's words that no note holds any more (after an edit or a forget)."""
+    cursor.execute(
+        "DELETE FROM memories_noteword w WHERE w.memory_id = %s AND w.partition = %s "
+        "AND NOT EXISTS (SELECT 1 FROM memories_note n "
+        f"CROSS JOIN LATERAL {_WORDS_OF.format(text='n.search_text')} "
+        "WHERE n.memory_id = w.memory_id AND n.partition = w.partition AND t.word = w.word)",
+        [memory_id, partition])
+
+
+def word_matches(memory_id: int, partition: str, query: str, note_ids: list,
+                 embedder) -> list[WordMatch]:
+    """The word match of each of these notes (those with a near word) to the query."""
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT DISTINCT t.word FROM {_WORDS_OF.format(text='%s')} "
+                       f"WHERE {_CONTENT} ORDER BY 1", [query])
+        words = [row[0] for row in cursor.fetchall()]
+        if not words or not note_ids:
+            return []
+        vectors = [_literal(v) for v in embedder.embed(words)]
+        cursor.execute(
+            "WITH q AS (SELECT * FROM unnest(%s::int[], %s::halfvec[]) AS q(i, v)), "
+            "words AS (SELECT DISTINCT n.id, t.word FROM memories_note n "
+            f"CROSS JOIN LATERAL {_WORDS_OF.format(text='n.search_text')} "
+            f"WHERE n.id = ANY(%s::uuid[]) AND n.memory_id = %s AND n.partition = %s "
+            f"AND {_CONTENT}) "
+            "SELECT words.id, q.i, max(1 - (w.embedding <=> q.v)) FROM words "
+            "JOIN memories_noteword w ON w.memory_id = %s AND w.partition = %s "
+            "AND w.word = words.word CROSS JOIN q GROUP BY words.id, q.i",
+            [list(range(len(words))), vectors, note_ids, memory_id, partition, memory_id,
+             partition])
+        nearest: dict[uuid.UUID, list[float]] = {}
+        for note_id, index, similarity in cursor.fetchall():
+            nearest.setdefault(note_id, [0.0] * len(words))[index] = float(similarity)
+    return [WordMatch(note_id, tuple(values)) for note_id, values in nearest.items()]
+
+
+def _literal(vector) -> str:
+    return "[" + ",".join(f"{x:.7g}" for x in vector.tolist()) + "]"
