@@ -3,6 +3,7 @@ from __future__ import annotations
 import uuid
 
 from django.conf import settings
+from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex, OpClass
 from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.core.validators import RegexValidator
@@ -341,6 +342,9 @@ class Note(models.Model):
         expression=SearchVector("search_text", config=TEXT_SEARCH_CONFIG),
         output_field=SearchVectorField(), db_persist=True,
     )
+    # Its distinct content words, listed by the indexer with the embedding, for near-word
+    # matching (memories/note_words.py); null until then.
+    words = ArrayField(models.TextField(), null=True)
 
     class Meta:
         constraints = [
@@ -374,7 +378,7 @@ class NoteWord(models.Model):
     memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="+",
                                db_index=False)
     partition = models.CharField(max_length=200)
-    word = models.CharField(max_length=64)
+    word = models.TextField()
     embedding = HalfVectorField(dimensions=EMBEDDING_DIMENSIONS)
 
     class Meta:

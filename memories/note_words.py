@@ -10,9 +10,9 @@ similarity where it reaches a threshold (an exact word counts 1). It is the cove
 full text measures, with near words counted for their nearness.
 
 Words are the 'simple' parser's tokens, unstemmed (the model embeds real words), less the
-stop words of the full-text configuration. Their vectors are computed when a note is
-indexed and kept per memory and partition (NoteWord), pruned to the words the notes still
-hold.
+stop words of the full-text configuration. The indexer lists a note's words (Note.words)
+when it embeds the note, and keeps their vectors per memory and partition (NoteWord),
+pruned to the words the notes still hold.
 """
 
 from __future__ import annotations
@@ -42,13 +42,17 @@ class WordMatch(NamedTuple):
 
 
 def index_words(cursor, note_ids: list, embedder) -> int:
-    """Stores the vectors of these notes' words that their partitions do not hold yet."""
+    """Lists these notes' words and stores the vectors their partitions do not hold yet."""
+    cursor.execute(
+        "UPDATE memories_note n SET words = ARRAY(SELECT DISTINCT t.word FROM "
+        f"{_WORDS_OF.format(text='n.search_text')} WHERE {_CONTENT} ORDER BY 1) "
+        "WHERE n.id = ANY(%s::uuid[])", [note_ids])
     cursor.execute(
         "SELECT DISTINCT n.memory_id, n.partition, t.word FROM memories_note n "
-        f"CROSS JOIN LATERAL {_WORDS_OF.format(text='n.search_text')} "
-        f"WHERE n.id = ANY(%s::uuid[]) AND {_CONTENT} AND NOT EXISTS (SELECT 1 FROM "
-        "memories_noteword w WHERE w.memory_id = n.memory_id AND w.partition = n.partition "
-        "AND w.word = t.word) ORDER BY 1, 2, 3", [note_ids])
+        "CROSS JOIN LATERAL unnest(n.words) AS t(word) "
+        "WHERE n.id = ANY(%s::uuid[]) AND NOT EXISTS (SELECT 1 FROM memories_noteword w "
+        "WHERE w.memory_id = n.memory_id AND w.partition = n.partition AND w.word = t.word) "
+        "ORDER BY 1, 2, 3", [note_ids])
     rows = cursor.fetchall()
     if not rows:
         return 0
@@ -64,12 +68,15 @@ def index_words(cursor, note_ids: list, embedder) -> int:
 
 
 def prune_words(cursor, memory_id: int, partition: str) -> None:
-    """Drops the partition's words that no note holds any more (after an edit or a forget)."""
+    """Drops the partition's words that no note holds any more (after an edit or a forget).
+
+    A note saved but not indexed yet lists no words; the indexer adds back any of its
+    words pruned meanwhile.
+    """
     cursor.execute(
         "DELETE FROM memories_noteword w WHERE w.memory_id = %s AND w.partition = %s "
-        "AND NOT EXISTS (SELECT 1 FROM memories_note n "
-        f"CROSS JOIN LATERAL {_WORDS_OF.format(text='n.search_text')} "
-        "WHERE n.memory_id = w.memory_id AND n.partition = w.partition AND t.word = w.word)",
+        "AND NOT EXISTS (SELECT 1 FROM memories_note n WHERE n.memory_id = w.memory_id "
+        "AND n.partition = w.partition AND w.word = ANY(n.words))",
         [memory_id, partition])
 
 
@@ -83,20 +90,23 @@ def word_matches(memory_id: int, partition: str, query: str, note_ids: list,
         if not words or not note_ids:
             return []
         vectors = [_literal(v) for v in embedder.embed(words)]
+        cursor.execute("SELECT id, words FROM memories_note WHERE id = ANY(%s::uuid[]) "
+                       "AND memory_id = %s AND partition = %s AND words IS NOT NULL",
+                       [note_ids, memory_id, partition])
+        held = cursor.fetchall()
+        # Each distinct word once against all of the question's words.
         cursor.execute(
-            "WITH q AS (SELECT * FROM unnest(%s::int[], %s::halfvec[]) AS q(i, v)), "
-            "words AS (SELECT DISTINCT n.id, t.word FROM memories_note n "
-            f"CROSS JOIN LATERAL {_WORDS_OF.format(text='n.search_text')} "
-            f"WHERE n.id = ANY(%s::uuid[]) AND n.memory_id = %s AND n.partition = %s "
-            f"AND {_CONTENT}) "
-            "SELECT words.id, q.i, max(1 - (w.embedding <=> q.v)) FROM words "
-            "JOIN memories_noteword w ON w.memory_id = %s AND w.partition = %s "
-            "AND w.word = words.word CROSS JOIN q GROUP BY words.id, q.i",
-            [list(range(len(words))), vectors, note_ids, memory_id, partition, memory_id,
-             partition])
-        nearest: dict[uuid.UUID, list[float]] = {}
-        for note_id, index, similarity in cursor.fetchall():
-            nearest.setdefault(note_id, [0.0] * len(words))[index] = float(similarity)
+            "SELECT w.word, array_agg(1 - (w.embedding <=> q.v) ORDER BY q.i) "
+            "FROM memories_noteword w CROSS JOIN unnest(%s::halfvec[]) WITH ORDINALITY "
+            "AS q(v, i) WHERE w.memory_id = %s AND w.partition = %s AND w.word = ANY(%s) "
+            "GROUP BY w.word",
+            [vectors, memory_id, partition, sorted({w for _, note in held for w in note})])
+        similarity = dict(cursor.fetchall())
+    nearest = {}
+    for note_id, note in held:
+        rows = [similarity[word] for word in note if word in similarity]
+        if rows:
+            nearest[note_id] = [float(max(column)) for column in zip(*rows, strict=True)]
     return [WordMatch(note_id, tuple(values)) for note_id, values in nearest.items()]
 
 

@@ -1,3 +1,4 @@
+import django.contrib.postgres.fields
 import django.db.models.deletion
 import pgvector.django
 from django.db import migrations, models
@@ -10,12 +11,17 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
+        migrations.AddField(
+            model_name='note',
+            name='words',
+            field=django.contrib.postgres.fields.ArrayField(base_field=models.TextField(), null=True, size=None),
+        ),
         migrations.CreateModel(
             name='NoteWord',
             fields=[
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
                 ('partition', models.CharField(max_length=200)),
-                ('word', models.CharField(max_length=64)),
+                ('word', models.TextField()),
                 ('embedding', pgvector.django.HalfVectorField(dimensions=384)),
                 ('memory', models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='memories.memory')),
             ],
