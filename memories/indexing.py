@@ -223,7 +223,7 @@ def _index_notes(size: int) -> int:
             for _, title, category, what, why, impact, tags, _, _ in rows])
         store_embeddings(cursor, "memories_note", [row[0] for row in rows], vectors)
         note_words.index_words(cursor, [row[0] for row in rows], embedder)
-        # An edit may have dropped words; no other note may still hold them.
+        # An edit may have dropped words that no other note holds.
         for memory_id, partition in sorted({(row[7], row[8]) for row in rows}):
             note_words.prune_words(cursor, memory_id, partition)
     return len(rows)
