@@ -31,6 +31,7 @@ from django.conf import settings
 from django.db import OperationalError, connection, transaction
 
 from echomem.db import LOCK_NOT_AVAILABLE
+from memories import note_words
 from memories.embeddings import get_embedder
 from memories.note_text import note_head
 
@@ -273,11 +274,11 @@ def reembed_batch(table: str, *, after: str | None,
 
 
 def _note_vectors(rows: list[tuple]):
-    """Vectors of (id, title, category, what, why, impact, tags) note rows."""
+    """Vectors of note rows that begin (id, title, category, what, why, impact, tags)."""
     return get_embedder().embed([
         note_head(title=title, category=category, what=what, why=why, impact=impact,
                   tags=tags if isinstance(tags, list) else json.loads(tags))
-        for _, title, category, what, why, impact, tags in rows])
+        for _, title, category, what, why, impact, tags, *_ in rows])
 
 
 def _index_notes(size: int) -> int:
@@ -285,14 +286,20 @@ def _index_notes(size: int) -> int:
     statistics are counted at search time (memories/search.py NOTES)."""
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(
-            "SELECT id, title, category, what, why, impact, tags FROM memories_note "
+            "SELECT id, title, category, what, why, impact, tags, memory_id, partition "
+            "FROM memories_note "
             "WHERE embedding IS NULL ORDER BY updated_at LIMIT %s FOR UPDATE SKIP LOCKED",
             [size],
         )
         rows = cursor.fetchall()
         if not rows:
             return 0
-        store_embeddings(cursor, "memories_note", [row[0] for row in rows], _note_vectors(rows))
+        ids = [row[0] for row in rows]
+        store_embeddings(cursor, "memories_note", ids, _note_vectors(rows))
+        note_words.index_words(cursor, ids, get_embedder())
+        # An edit may have dropped words that no other note holds.
+        for memory_id, partition in sorted({(row[7], row[8]) for row in rows}):
+            note_words.prune_words(cursor, memory_id, partition)
     return len(rows)
 
 
