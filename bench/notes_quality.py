@@ -12,13 +12,14 @@ bench/locomo.py):
 3. Three rankings from that one call. hybrid: the tool's results. text only and
    vector only: the two candidate lists memory_search hands to
    `memories.note_ranking.fuse_notes`, each in its own order (the bench wraps it to
-   read them; nothing in the product changes). These are the same lists the product
-   fuses, so the comparison is of the fusion, not of two different searches.
+   read them, with the near-word matches it also hands over; nothing in the product
+   changes). These are the same lists the product fuses, so the comparison is of the
+   fusion, not of two different searches.
 4. recall@k = share of the question's evidence notes in the top k, averaged over
    questions, k = 1, 5, 10, plus MRR of the first evidence hit; per question kind
    (exact / keyword / paraphrase) and overall. Issue 12 asks hybrid > text and
    hybrid > vector at recall@5 overall.
-5. With --cv, the fusion's two constants are chosen by grouped cross-validation over
+5. With --cv, the fusion's constants are chosen by grouped cross-validation over
    the same candidate lists (bench/notes_fusion.py), and held-out figures are printed
    beside in-sample ones.
 """
@@ -51,12 +52,13 @@ class FuseTap:
 
     def __init__(self, ranking_module) -> None:
         self.inner = ranking_module.fuse_notes
-        self.calls: list[tuple[list, list]] = []
+        self.calls: list[tuple[list, list, list]] = []
 
     def __call__(self, *args, **kwargs):
         vector = kwargs["vector"] if "vector" in kwargs else args[0]
         text = kwargs["text"] if "text" in kwargs else args[1]
-        self.calls.append((list(vector), list(text)))
+        words = kwargs.get("words", args[3] if len(args) > 3 else [])
+        self.calls.append((list(vector), list(text), list(words)))
         return self.inner(*args, **kwargs)
 
 
@@ -105,7 +107,7 @@ def rankings(principal, tap: FuseTap, question: str) -> dict[str, list[str]]:
         sys.exit(f"memory_search called fuse_notes {len(tap.calls)} times for one "
                  "query (expected once, through the module attribute); the bench reads the "
                  "text-only and vector-only lists there. See the module docstring.")
-    vector, text = tap.calls[0]
+    vector, text, _ = tap.calls[0]
     return {
         "text": [str(c.fact_id) for c in text[:DEPTH]],
         "vector": [str(c.fact_id) for c in vector[:DEPTH]],
@@ -159,13 +161,14 @@ def main() -> None:
     started = time.perf_counter()
     for question in questions:
         ranked_by = rankings(principal, tap, question["question"])
-        vector, text = tap.calls[0]
+        vector, text, words = tap.calls[0]
         tapped.append(Question(question["id"], question["kind"],
-                               tuple(question["evidence"]), vector, text))
+                               tuple(question["evidence"]), vector, text, words))
         dumped.append({**question, **{
             name: [[set_id_of.get(str(c.fact_id), ""), c.score, c.coverage]
                    for c in candidates]
-            for name, candidates in (("vector", vector), ("text", text))}})
+            for name, candidates in (("vector", vector), ("text", text))},
+            "words": [[set_id_of.get(str(m.note_id), ""), m.nearest] for m in words]})
         for retriever, ids in ranked_by.items():
             ranked = [set_id_of.get(i, "") for i in ids]
             figures = score(ranked, question["evidence"])
@@ -184,7 +187,7 @@ def main() -> None:
         figures["cross_validation"] = {
             "chosen": vars(result["chosen"]),
             "per_fold": [vars(s) for _, _, s in result["per_fold"]],
-            **{k: result[k] for k in ("held_out", "in_sample", "vector_alone")}}
+            **{k: result[k] for k in ("held_out", "in_sample", "vector_alone", "ablations")}}
     if args.show_misses:
         print("\nhybrid misses at 5 (evidence not all in the top 5):")
         print("\n".join(misses) or "none")

@@ -110,6 +110,20 @@ def handle(event_id: str) -> StripeEvent:
                                  "billing_events --retry " + event_id + "`") from None
 
 
+def handle_failed(*, limit: int = 100) -> tuple[int, int]:
+    """Handle again, oldest first, up to `limit` stored events whose handling failed;
+    returns (handled now, still failing)."""
+    ids = list(StripeEvent.objects.filter(handled_at__isnull=True).order_by("created")
+               .values_list("id", flat=True)[:limit])
+    failing = 0
+    for event_id in ids:
+        try:
+            handle(event_id)
+        except HandlingFailed:
+            failing += 1
+    return len(ids) - failing, failing
+
+
 # Handlers: each takes the event's payload and returns its outcome; an exception leaves
 # the event unhandled (stored with the error) and rolls back what it did.
 

@@ -277,22 +277,68 @@ def _manage(argv: list[str]) -> None:
 @main.command()
 @click.option("--concurrency", default=2, show_default=True, type=click.IntRange(1, 64),
               help="Worker processes.")
+@click.option("--beat", "with_beat", is_flag=True,
+              help="Also send the periodic tasks (as `echo-memory beat`): for a deployment "
+                   "with this one worker only.")
 @_clean_errors
-def worker(concurrency: int) -> None:
+def worker(concurrency: int, with_beat: bool) -> None:
     """Run a Celery worker (production: embeds new facts, housekeeping).
 
     Needs REDIS_URL (or CELERY_BROKER_URL). The single box embeds in process and
-    needs no worker.
+    needs no worker. A task is acknowledged when it has finished: a worker killed
+    mid-batch loses nothing, the broker hands the batch out again.
     """
+    _require_broker("worker")
+    runtime = _prepare()
+    from django.conf import settings
+
+    from echomem.celery import app, log_like_the_web
+
+    log_like_the_web()
+    argv = [*_quiet(settings), "worker", "--loglevel=INFO", f"--concurrency={concurrency}"]
+    if with_beat:
+        argv += ["--beat", f"--schedule={_beat_schedule_file(runtime.home)}"]
+    app.worker_main(argv)
+
+
+@main.command()
+@_clean_errors
+def beat() -> None:
+    """Run Celery beat: send the periodic tasks to the workers.
+
+    Catch-up indexing of anything waiting (every minute), re-embedding after a model
+    change (every 10 minutes; nothing to do otherwise), expiry of idle MCP sessions and
+    sign-in sessions, of rate-limit rows and counters, and retries of failed Stripe
+    events. Run exactly one beat per deployment (two would send everything twice,
+    harmless but wasted); it keeps its schedule's state in $ECHO_MEMORY_HOME.
+    """
+    _require_broker("beat")
+    runtime = _prepare()
+    from django.conf import settings
+
+    from echomem.celery import app, log_like_the_web
+
+    log_like_the_web()
+    app.start([*_quiet(settings), "beat", "--loglevel=INFO",
+               f"--schedule={_beat_schedule_file(runtime.home)}"])
+
+
+def _require_broker(command: str) -> None:
     if not (os.environ.get("CELERY_BROKER_URL") or os.environ.get("REDIS_URL")):
         raise ConfigurationError(
-            "the worker needs a broker: set REDIS_URL (or CELERY_BROKER_URL); "
+            f"the {command} needs a broker: set REDIS_URL (or CELERY_BROKER_URL); "
             "the single box embeds new facts in process and needs no worker."
         )
-    _prepare()
-    from echomem.celery import app
 
-    app.worker_main(["worker", "--loglevel=INFO", f"--concurrency={concurrency}"])
+
+def _quiet(settings) -> list[str]:
+    """With JSON logs, no start-up banner: every line out is one JSON object."""
+    return ["--quiet"] if settings.LOG_FORMAT == "json" else []
+
+
+def _beat_schedule_file(home: Path) -> Path:
+    home.mkdir(parents=True, exist_ok=True)
+    return home / "celerybeat-schedule"
 
 
 @main.command()
@@ -309,6 +355,51 @@ def index() -> None:
     with tqdm(total=waiting, unit="fact", desc="indexing", disable=not waiting) as bar:
         done = index_pending(progress=bar.update)
     click.echo(f"indexed {done} fact(s)")
+
+
+@main.command()
+@click.argument("path", type=click.Path(dir_okay=False, path_type=Path))
+@_clean_errors
+def backup(path: Path) -> None:
+    """Write a consistent dump of the database to PATH (pg_dump, custom format).
+
+    Safe while the server runs: the dump is one snapshot. PATH is replaced only once
+    the dump is complete. Keep $ECHO_MEMORY_HOME/secret_key (or SECRET_KEY) beside it.
+    """
+    maintenance_process()
+    runtime = _prepare()
+    from echomem.backup import backup as dump
+
+    size = dump(runtime.database_url, path)
+    click.echo(f"backed up {_where(runtime)} to {path.expanduser().resolve()} "
+               f"({size / 1e6:.1f} MB)")
+
+
+@main.command()
+@click.argument("path", type=click.Path(dir_okay=False, path_type=Path))
+@_clean_errors
+def restore(path: Path) -> None:
+    """Restore a dump written by `echo-memory backup` into an empty database.
+
+    The embedded database of a new $ECHO_MEMORY_HOME, or the new database DATABASE_URL
+    names. Then: `echo-memory migrate` (a dump of an older version) and `audit verify`.
+    """
+    maintenance_process()
+    runtime = _prepare()
+    from echomem.backup import restore as load
+
+    restored = load(runtime.database_url, path, where=_where(runtime))
+    click.echo(f"restored {restored.tables} tables ({restored.accounts} account(s), "
+               f"{restored.facts} fact(s)) into {_where(runtime)}")
+    click.echo("next: `echo-memory migrate`, then `echo-memory audit verify`")
+
+
+def _where(runtime) -> str:
+    if runtime.embedded:
+        return f"the embedded database in {runtime.home / 'pgdata'}"
+    from echomem.runtime import redacted_url
+
+    return f"DATABASE_URL={redacted_url(runtime.database_url)}"
 
 
 @main.group()

@@ -20,9 +20,11 @@ from echomem import log_context
 # identifier the dashboard shows, the rest is the secret.
 _KEY = re.compile(r"(em_[0-9a-f]{12})_[A-Za-z0-9_-]{20,}")
 # Attributes a record may carry beyond the standard ones that belong in a JSON line: the
-# request log's own (echomem/middleware.py) and Django's status code. Anything else
-# (Django puts the whole HttpRequest on some records) stays out.
-EXTRA_FIELDS = ("method", "route", "status", "duration_ms", "door", "status_code")
+# request log's own (echomem/middleware.py), Django's status code and a Celery task's
+# (echomem/celery.py, memories/tasks.py). Anything else (Django puts the whole HttpRequest
+# on some records) stays out.
+EXTRA_FIELDS = ("method", "route", "status", "duration_ms", "door", "status_code",
+                "task", "task_id", "facts", "redelivered")
 
 
 def redact(text: str) -> str:

@@ -50,45 +50,73 @@ def check_external_database(url: str) -> None:
     """Refuse a DATABASE_URL we cannot use, in one sentence, before migrations fail on it."""
     import psycopg
 
-    shown = _redact(url)
+    shown = redacted_url(url)
     if not url.startswith(("postgres://", "postgresql://")):
         raise ConfigurationError(
             f"DATABASE_URL={shown} is not a PostgreSQL URL; use postgresql://user:password@host/db "
             "or unset DATABASE_URL to use the embedded database."
         )
     try:
-        libpq_url = url.replace("postgres://", "postgresql://", 1)
-        with psycopg.connect(libpq_url, connect_timeout=5) as conn:
-            row = conn.execute(
-                "SELECT count(*) FILTER (WHERE name = 'vector'), "
-                "count(*) FILTER (WHERE name = 'pg_trgm'), "
-                "max(default_version) FILTER (WHERE name = 'vector'), "
-                "max(installed_version) FILTER (WHERE name = 'vector') "
-                "FROM pg_available_extensions WHERE name IN ('vector', 'pg_trgm')"
-            ).fetchone()
+        found = database_versions(url.replace("postgres://", "postgresql://", 1))
     except psycopg.Error as exc:
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else exc.__class__.__name__
         raise ConfigurationError(
             f"DATABASE_URL={shown} cannot be reached ({reason}); check host, port and "
             "credentials, or unset DATABASE_URL to use the embedded database."
         ) from exc
-    has_vector, has_trgm, available, installed = row
-    if not has_vector:
-        raise ConfigurationError(
-            f"DATABASE_URL={shown} points at a PostgreSQL without the pgvector extension; "
-            "install pgvector on that server (https://github.com/pgvector/pgvector#installation) "
-            "or unset DATABASE_URL to use the embedded database, which includes it."
-        )
-    if not has_trgm:
-        raise ConfigurationError(
-            f"DATABASE_URL={shown} points at a PostgreSQL without the pg_trgm extension; "
-            "install the server's contrib package or unset DATABASE_URL."
-        )
-    problem = pgvector_version_problem(available, installed)
+    problem = server_problem(found)
     if problem:
         raise ConfigurationError(f"DATABASE_URL={shown} {problem}")
 
 
+def server_problem(found: DatabaseVersions) -> str | None:
+    """What the server lacks, as the end of a sentence that starts with its URL; or None."""
+    if found.server_num < POSTGRESQL_MINIMUM * 10000:
+        return (f"points at PostgreSQL {found.server} and Echo Memory needs PostgreSQL "
+                f"{POSTGRESQL_MINIMUM} or newer; upgrade that server or unset DATABASE_URL to "
+                "use the embedded database.")
+    if found.vector_available is None:
+        return (f"points at PostgreSQL {found.server} without the pgvector extension, and Echo "
+                f"Memory needs pgvector {PGVECTOR_MINIMUM} or newer; install pgvector on that "
+                "server (https://github.com/pgvector/pgvector#installation) or unset "
+                "DATABASE_URL to use the embedded database, which includes it.")
+    if not found.trgm:
+        return (f"points at PostgreSQL {found.server} without the pg_trgm extension; install "
+                "the server's contrib package or unset DATABASE_URL.")
+    return pgvector_version_problem(found.vector_available, found.vector_installed)
+
+
+@dataclass(frozen=True)
+class DatabaseVersions:
+    server: str                   # e.g. "15.20"
+    server_num: int               # server_version_num, e.g. 150020
+    vector_available: str | None  # the version CREATE EXTENSION would install; None: absent
+    vector_installed: str | None  # the version installed in this database, if any
+    trgm: bool
+
+
+def database_versions(url: str) -> DatabaseVersions:
+    """What the server at `url` runs and offers, read from the catalog (no superuser needed)."""
+    import psycopg
+
+    with psycopg.connect(url, connect_timeout=5) as conn:
+        row = conn.execute(
+            "SELECT current_setting('server_version_num')::int, "
+            "max(default_version) FILTER (WHERE name = 'vector'), "
+            "max(installed_version) FILTER (WHERE name = 'vector'), "
+            "count(*) FILTER (WHERE name = 'pg_trgm') > 0 "
+            "FROM pg_available_extensions WHERE name IN ('vector', 'pg_trgm')"
+        ).fetchone()
+    number, available, installed, trgm = row
+    # From PostgreSQL 10 on a version is major.minor, before it major.major.minor.
+    server = (f"{number // 10000}.{number % 10000}" if number >= 100000
+              else f"{number // 10000}.{number // 100 % 100}.{number % 100}")
+    return DatabaseVersions(server=server, server_num=number,
+                            vector_available=available, vector_installed=installed, trgm=trgm)
+
+
+# Django 5.2 supports PostgreSQL 14 and newer.
+POSTGRESQL_MINIMUM = 14
 # halfvec (0.7) stores fact vectors; iterative index scans (0.8) keep filtered vector
 # searches from coming back short.
 PGVECTOR_MINIMUM = "0.8.0"
@@ -119,7 +147,7 @@ def _older(version: str) -> bool:
         return False
 
 
-def _redact(url: str) -> str:
+def redacted_url(url: str) -> str:
     """The URL with its password replaced, so errors can be pasted into a ticket."""
     from urllib.parse import urlsplit, urlunsplit
 

@@ -137,6 +137,26 @@ PASSWORD_RESET_TIMEOUT = env.int("ECHO_MEMORY_PASSWORD_RESET_TIMEOUT", default=3
 
 CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default=REDIS_URL)
 CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
+# A task is acknowledged when it has finished, not when a worker takes it, and a worker takes
+# one at a time: a worker killed mid-batch leaves its one message unacknowledged, and the
+# broker hands it out again (every task is idempotent: memories/tasks.py). Redis hands an
+# unacknowledged message out again after the visibility timeout, which must stay above the
+# longest a task runs or waits to retry (tasks are one batch; retries back off to 2 minutes).
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = True
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": env.int("ECHO_MEMORY_CELERY_VISIBILITY_TIMEOUT", default=600)}
+# One queue per deployment: two deployments sharing a Redis database set different names.
+CELERY_TASK_DEFAULT_QUEUE = env.str("ECHO_MEMORY_CELERY_QUEUE", default="echo-memory")
+CELERY_TASK_IGNORE_RESULT = True
+# Workers log through LOGGING below (echomem/celery.py), in the web's format.
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+# Test-only: a folder in which an embedding task announces its claimed batch and then waits
+# for a `release` file (tests/fleet kill a worker at that point). Never set in production.
+ECHO_MEMORY_TEST_HOLD_BATCH = env.str("ECHO_MEMORY_TEST_HOLD_BATCH", default="")
 
 # Where new facts are embedded and indexed: see memories/indexing.py.
 ECHO_MEMORY_INDEXING = env.str(

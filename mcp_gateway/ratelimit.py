@@ -22,6 +22,8 @@ from typing import Protocol
 from django.conf import settings
 from django.db import connection, transaction
 
+from mcp_gateway.models import RateLimitHit
+
 
 def clock() -> int:
     return time.time_ns() // 1_000_000
@@ -119,6 +121,15 @@ class DatabaseRateLimiter:
             return Decision(True, limit, limit - hits - cost, 0)
         freeing_ms = int(freeing.timestamp() * 1000) if freeing else now_ms
         return Decision(False, limit, 0, _retry_after(freeing_ms, window_ms, now_ms))
+
+
+def hits_expire(*, now_ms: int | None = None) -> int:
+    """Delete the database limiter's counted requests that have left the window; returns
+    how many. The limiter trims an identity only when it asks again."""
+    now_ms = clock() if now_ms is None else now_ms
+    start = datetime.fromtimestamp(
+        (now_ms - settings.RATE_LIMIT_WINDOW_SECONDS * 1000) / 1000, tz=UTC)
+    return RateLimitHit.objects.filter(at__lte=start).delete()[0]
 
 
 @lru_cache(maxsize=4)

@@ -66,3 +66,10 @@ def session_end(principal: Principal, session_id: str) -> None:
     ).update(ended_at=timezone.now())
     if not ended:
         raise _gone()
+
+
+def sessions_expire() -> int:
+    """Delete every session idle past the limit (ended ones too, once as old); returns how
+    many. Beat's housekeeping, for the owners who never initialize again."""
+    cutoff = timezone.now() - _idle_limit()
+    return McpSession.objects.filter(last_seen_at__lt=cutoff).delete()[0]

@@ -31,7 +31,7 @@ from django.db import connection, transaction
 
 from accounts.principal import Principal
 from echomem.errors import NotFound, ValidationFailed
-from memories import bulk, indexing
+from memories import bulk, indexing, note_words
 from memories.audit import ERASED_SEQS, MEMORY_FORGOTTEN, Change, audit_record, erase_object_events
 from memories.models import Entity, Episode, Fact, Memory, Note, NoteVersion, RecallSave
 from memories.note_reads import id_range
@@ -62,6 +62,9 @@ def forget(principal: Principal, args: ForgetArgs) -> dict[str, Any]:
         _delete_entities(entities)
         Episode.objects.filter(pk__in=args.episodes).only("id").delete()
         Note.objects.filter(pk__in=notes).only("id").delete()
+        if notes:
+            with connection.cursor() as cursor:
+                note_words.prune_words(cursor, memory.pk, partition)
         forgotten = {"facts": [str(pk) for pk in facts], "entities": [str(pk) for pk in entities],
                      "episodes": sorted({str(pk) for pk in args.episodes}),
                      "notes": [str(pk) for pk in notes]}

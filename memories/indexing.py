@@ -25,11 +25,13 @@ import logging
 import os
 import threading
 import time
+from collections.abc import Callable, Sequence
 
 from django.conf import settings
 from django.db import OperationalError, connection, transaction
 
 from echomem.db import LOCK_NOT_AVAILABLE
+from memories import note_words
 from memories.embeddings import get_embedder
 from memories.note_text import note_head
 
@@ -67,6 +69,36 @@ def index_pending(*, limit: int | None = None, progress=None) -> int:
         if progress is not None:
             progress(indexed)
     return done
+
+
+# The claim of a task that names its facts (memories/tasks.py): those of them still waiting,
+# locked. One another indexer holds is skipped: that indexer stores it (or, if it dies, its
+# transaction rolls back and the fact waits for the task's redelivery or the next sweep).
+CLAIM_IDS = (
+    "SELECT id, search_text, episode_id, position FROM memories_fact "
+    "WHERE id = ANY(%s::uuid[]) AND embedding IS NULL "
+    "ORDER BY created_at, position FOR UPDATE SKIP LOCKED"
+)
+
+
+def index_fact_ids(ids: Sequence[str], *,
+                   claimed: Callable[[list], None] | None = None) -> int:
+    """Embed and index those of these facts that still wait; returns how many it did.
+
+    Idempotent: a fact already indexed (by an earlier delivery of the same task, a sweep or
+    query_memory's settle) is not claimed again, so it is embedded and counted once however
+    often this runs. `claimed`, if given, is called with the claimed ids inside the
+    transaction, before anything is stored.
+    """
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(CLAIM_IDS, [list(ids)])
+        rows = cursor.fetchall()
+        if not rows:
+            return 0
+        if claimed is not None:
+            claimed([str(row[0]) for row in rows])
+        _embed_and_store(cursor, rows)
+    return len(rows)
 
 
 def pending_count() -> int:
@@ -202,23 +234,72 @@ def settle(memory_id: int, partition: str, *, facts: int, seconds: float) -> int
     return done
 
 
+# Re-embedding after a model change walks each table by id. Waiting rows are left to the
+# indexer (it runs the new model already); a row is waited for, not skipped, since the walk
+# passes it only once.
+REEMBED = {
+    "facts": "SELECT id, search_text, episode_id, position FROM memories_fact "
+             "WHERE embedding IS NOT NULL AND id > %s ORDER BY id LIMIT %s FOR UPDATE",
+    "notes": "SELECT id, title, category, what, why, impact, tags FROM memories_note "
+             "WHERE embedding IS NOT NULL AND id > %s ORDER BY id LIMIT %s FOR UPDATE",
+    "entities": "SELECT id, name FROM memories_entity "
+                "WHERE name_embedding IS NOT NULL AND id > %s ORDER BY id LIMIT %s FOR UPDATE",
+}
+FIRST_ID = "00000000-0000-0000-0000-000000000000"
+
+
+def reembed_batch(table: str, *, after: str | None,
+                  size: int = BATCH_SIZE) -> tuple[int, str | None]:
+    """Embed again, with the model this process runs, up to `size` stored vectors of
+    `table` (facts, notes or entities) past id `after`; returns how many and the last id
+    (None when the table is done). Word statistics are left alone: the words are the same."""
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(REEMBED[table], [after or FIRST_ID, size])
+        rows = cursor.fetchall()
+        if not rows:
+            return 0, None
+        ids = [row[0] for row in rows]
+        if table == "facts":
+            store_embeddings(cursor, "memories_fact", ids,
+                             get_embedder().embed(_texts_with_context(cursor, rows)))
+        elif table == "notes":
+            store_embeddings(cursor, "memories_note", ids, _note_vectors(rows))
+        else:
+            cursor.execute(
+                "UPDATE memories_entity e SET name_embedding = v.embedding::vector "
+                "FROM unnest(%s::uuid[], %s::text[]) AS v(id, embedding) WHERE e.id = v.id",
+                [ids, [_literal(vector) for vector in get_embedder().embed(
+                    [row[1] for row in rows])]])
+    return len(rows), str(rows[-1][0])
+
+
+def _note_vectors(rows: list[tuple]):
+    """Vectors of note rows that begin (id, title, category, what, why, impact, tags)."""
+    return get_embedder().embed([
+        note_head(title=title, category=category, what=what, why=why, impact=impact,
+                  tags=tags if isinstance(tags, list) else json.loads(tags))
+        for _, title, category, what, why, impact, tags, *_ in rows])
+
+
 def _index_notes(size: int) -> int:
     """Embed notes saved or updated since (a save clears a note's embedding); their word
     statistics are counted at search time (memories/search.py NOTES)."""
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(
-            "SELECT id, title, category, what, why, impact, tags FROM memories_note "
+            "SELECT id, title, category, what, why, impact, tags, memory_id, partition "
+            "FROM memories_note "
             "WHERE embedding IS NULL ORDER BY updated_at LIMIT %s FOR UPDATE SKIP LOCKED",
             [size],
         )
         rows = cursor.fetchall()
         if not rows:
             return 0
-        vectors = get_embedder().embed([
-            note_head(title=title, category=category, what=what, why=why, impact=impact,
-                      tags=tags if isinstance(tags, list) else json.loads(tags))
-            for _, title, category, what, why, impact, tags in rows])
-        store_embeddings(cursor, "memories_note", [row[0] for row in rows], vectors)
+        ids = [row[0] for row in rows]
+        store_embeddings(cursor, "memories_note", ids, _note_vectors(rows))
+        note_words.index_words(cursor, ids, get_embedder())
+        # An edit may have dropped words that no other note holds.
+        for memory_id, partition in sorted({(row[7], row[8]) for row in rows}):
+            note_words.prune_words(cursor, memory_id, partition)
     return len(rows)
 
 
@@ -305,17 +386,38 @@ def _literal(vector) -> str:
     return "[" + ",".join(f"{x:.7g}" for x in vector.tolist()) + "]"
 
 
-def schedule() -> None:
-    """Called after a write commits: index its facts the way this deployment runs."""
+def schedule(fact_ids: Sequence | None = None) -> None:
+    """Called after a write commits: index its facts the way this deployment runs.
+
+    On Celery, the facts the write created go to the workers by id, a batch per task; a
+    write that names no facts (a note) sends a sweep of whatever waits.
+    """
     mode = settings.ECHO_MEMORY_INDEXING
     if mode == "inline":
         index_pending()
     elif mode == "celery":
-        from memories.tasks import index_facts
-
-        index_facts.delay()
+        _send_to_workers(fact_ids)
     elif mode == "thread":
         background().wake()
+
+
+def _send_to_workers(fact_ids: Sequence | None) -> None:
+    from kombu.exceptions import OperationalError as BrokerUnavailable
+
+    from memories.tasks import embed_facts, index_waiting
+
+    try:
+        if fact_ids is None:
+            index_waiting.delay()
+            return
+        ids = [str(fact_id) for fact_id in fact_ids]
+        for start in range(0, len(ids), BATCH_SIZE):
+            embed_facts.delay(ids[start:start + BATCH_SIZE])
+    except BrokerUnavailable as exc:
+        # The write has committed; its facts are found by words, the newest by meaning too
+        # (query_memory's settle), and beat's sweep embeds them once the broker is back.
+        logger.error("could not send facts to the workers (%s); the sweep will embed them",
+                     exc.__class__.__name__)
 
 
 class _Background(threading.Thread):

@@ -3,6 +3,7 @@ from __future__ import annotations
 import uuid
 
 from django.conf import settings
+from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex, OpClass
 from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.core.validators import RegexValidator
@@ -344,6 +345,9 @@ class Note(models.Model):
         expression=SearchVector("search_text", config=TEXT_SEARCH_CONFIG),
         output_field=SearchVectorField(), db_persist=True,
     )
+    # Its distinct content words, listed by the indexer with the embedding, for near-word
+    # matching (memories/note_words.py); null until then.
+    words = ArrayField(models.TextField(), null=True)
 
     class Meta:
         constraints = [
@@ -362,6 +366,32 @@ class Note(models.Model):
 
     def __str__(self) -> str:
         return self.title
+
+
+class NoteWord(models.Model):
+    """One word of a partition's notes and its embedding, for memory_search's word matching.
+
+    A paraphrase shares no word with its note but often a near one ("levy" and "taxed",
+    "refused" and "reject"); matching each question word to the nearest word of a note
+    needs the words' vectors at search time, and embedding them then costs seconds.
+    Kept per memory and partition like the notes, and pruned to the words notes still
+    hold (memories/note_words.py), so forgetting a note forgets its words.
+    """
+
+    memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="+",
+                               db_index=False)
+    partition = models.CharField(max_length=200)
+    word = models.TextField()
+    embedding = HalfVectorField(dimensions=EMBEDDING_DIMENSIONS)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["memory", "partition", "word"],
+                                    name="note_word_per_partition"),
+        ]
+
+    def __str__(self) -> str:
+        return self.word
 
 
 class NoteVersion(models.Model):
@@ -389,3 +419,15 @@ class NoteVersion(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["note", "version"], name="note_version_once"),
         ]
+
+
+class EmbeddingModelState(models.Model):
+    """Which embedding model made the stored vectors, and, after a model change, how far
+    re-embedding has come (one row; memories/reembedding.py)."""
+
+    model = models.CharField(max_length=64, help_text="Fingerprint of the vectors' model.")
+    target = models.CharField(max_length=64, blank=True, default="",
+                              help_text="The model being re-embedded to, while one is.")
+    stage = models.CharField(max_length=16, blank=True, default="")
+    after = models.UUIDField(null=True, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)

@@ -17,7 +17,7 @@ from django.db.models import Q
 
 from accounts.principal import Principal
 from echomem.errors import NotFound, ValidationFailed
-from memories import metering, note_ranking, search
+from memories import metering, note_ranking, note_words, search, selectors
 from memories.models import Memory, Note
 from memories.schemas import MemoryContextArgs, MemoryDetailsArgs, MemorySearchArgs
 from memories.scopes import partition_for
@@ -54,7 +54,10 @@ def memory_search(principal: Principal, args: MemorySearchArgs) -> dict[str, Any
                                       corpus=search.NOTES)
         vector = search.vector_candidates(memory.pk, partition, embedding.result(), pool,
                                           window, corpus=search.NOTES)
-        hits = note_ranking.fuse_notes(vector, text, args.limit)
+        candidates = list(dict.fromkeys(c.fact_id for c in [*vector, *text]))
+        words = note_words.word_matches(memory.pk, partition, args.query, candidates,
+                                        selectors.get_embedder())
+        hits = note_ranking.fuse_notes(vector, text, args.limit, words)
     found = len(hits)
     # Paid for before anything is read out for the reply, in a transaction of its own.
     with transaction.atomic():

@@ -140,6 +140,7 @@ def _store(principal: Principal, memory, partition: str, note: Note | None,
     note.updated_at = now
     note.search_text = search_text
     note.embedding = None  # the indexer embeds the new text
+    note.words = None  # and lists its words
     note.save()
     return note
 

@@ -6,6 +6,7 @@ import hashlib
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 from django.conf import settings
@@ -251,7 +252,7 @@ def _write_episode(
                               after=_snapshot(row, names) | {"episode_id": str(episode_id)}))
     audit_record(principal=principal, memory=memory, partition=partition,
                  session_id=args.session_id, changes=changes)
-    transaction.on_commit(indexing.schedule)
+    transaction.on_commit(partial(indexing.schedule, [row.pk for row in new_rows.values()]))
 
     body = _reply_body(nodes, plan, new_rows, new_entities=created_nodes)
     return reply | body | {

@@ -1,9 +1,71 @@
-from celery import shared_task
+"""The engine's Celery tasks: thin adapters over memories/indexing.py and reembedding.py.
 
-from memories.indexing import index_pending
+A task is acknowledged only when it has finished (settings.py), so any task may run twice:
+after its worker was killed mid-batch, the broker delivers it again. Each one is therefore
+idempotent: it claims only what still waits (indexing's claim), and what a dead worker
+had claimed was rolled back with its connection. Each run is one batch, so a redelivery
+redoes at most one batch, and stays well inside the broker's visibility timeout.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+from pathlib import Path
+
+from django.conf import settings
+
+from echomem.celery import RETRIED, app
+from memories import indexing, reembedding
+
+logger = logging.getLogger(__name__)
 
 
-@shared_task(ignore_result=True)
-def index_facts() -> int:
-    """Embed and index whatever is waiting; safe to run on many workers at once."""
-    return index_pending()
+@app.task(bind=True, **RETRIED)
+def embed_facts(self, fact_ids: list[str]) -> int:
+    """Embed and index those of these facts (one write's, one batch) that still wait."""
+    done = indexing.index_fact_ids(fact_ids, claimed=_hold_if_asked)
+    redelivered = bool((self.request.delivery_info or {}).get("redelivered"))
+    logger.info("embedded %d of %d fact(s)", done, len(fact_ids),
+                extra={"facts": done, "redelivered": redelivered})
+    return done
+
+
+@app.task(**RETRIED)
+def index_waiting() -> int:
+    """The catch-up sweep (beat, and after writes that name no facts): one batch of
+    whatever waits, in fair turns across partitions; more, if any, in a task of its own."""
+    done = indexing.index_pending(limit=indexing.BATCH_SIZE)
+    if done:
+        logger.info("swept %d waiting fact(s) or note(s)", done, extra={"facts": done})
+    if done == indexing.BATCH_SIZE:
+        index_waiting.delay()
+    return done
+
+
+@app.task(**RETRIED)
+def reembed_after_model_change() -> int:
+    """One batch of re-embedding when the stored vectors come from another model than the
+    one this worker runs (memories/reembedding.py); does nothing otherwise."""
+    step = reembedding.reembed_step()
+    if step.reembedded:
+        logger.info("re-embedded %d row(s) for the new model", step.reembedded)
+    if step.more:
+        reembed_after_model_change.delay()
+    return step.reembedded
+
+
+def _hold_if_asked(claimed: list[str]) -> None:
+    """Test-only (ECHO_MEMORY_TEST_HOLD_BATCH, a folder): say which facts this batch
+    claimed, then wait, inside the batch, until a `release` file appears there, so a test
+    can kill the worker at exactly this point."""
+    folder = settings.ECHO_MEMORY_TEST_HOLD_BATCH
+    if not folder:
+        return
+    folder = Path(folder)
+    (folder / f"held-{time.time_ns()}.json").write_text(
+        json.dumps({"facts": claimed, "pid": os.getpid()}))
+    while not (folder / "release").exists():
+        time.sleep(0.05)

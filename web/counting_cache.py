@@ -21,6 +21,11 @@ TABLE = RateCounter._meta.db_table
 SWEEP_CHANCE = 0.01
 
 
+def counters_expire() -> int:
+    """Delete the counters whose window has passed; returns how many."""
+    return RateCounter.objects.filter(expires__lt=timezone.now()).delete()[0]
+
+
 class CountingCache(BaseCache):
     def __init__(self, location: str, params: dict):
         super().__init__(params)
@@ -40,7 +45,7 @@ class CountingCache(BaseCache):
     def add(self, key, value, timeout=DEFAULT_TIMEOUT, version=None) -> bool:
         key = self.make_and_validate_key(key, version=version)
         if random.random() < SWEEP_CHANCE:
-            RateCounter.objects.filter(expires__lt=timezone.now()).delete()
+            counters_expire()
         with connection.cursor() as cursor:
             # A row whose window has passed is taken over, as if it were not there.
             cursor.execute(

@@ -110,12 +110,13 @@ def test_stopwords_are_function_words_only():
     assert json.dumps(sorted(content_words("rewrite rewriting rewrites"))) == '["rewrit"]'
 
 
-def test_fuse_tap_keeps_both_lists_and_the_products_answer():
+def test_fuse_tap_keeps_the_lists_the_word_matches_and_the_products_answer():
     from types import SimpleNamespace
 
     from bench.notes_quality import FuseTap
 
-    tap = FuseTap(SimpleNamespace(fuse_notes=lambda vector, text, top_k: ["fused", top_k]))
-    assert tap(["v1", "v2"], ["t1"], 5) == ["fused", 5]
-    assert tap(vector=["v3"], text=[], top_k=2) == ["fused", 2]
-    assert tap.calls == [(["v1", "v2"], ["t1"]), (["v3"], [])]
+    tap = FuseTap(SimpleNamespace(
+        fuse_notes=lambda vector, text, top_k, words=(): ["fused", top_k, len(words)]))
+    assert tap(["v1", "v2"], ["t1"], 5, ["w1"]) == ["fused", 5, 1]
+    assert tap(vector=["v3"], text=[], top_k=2) == ["fused", 2, 0]
+    assert tap.calls == [(["v1", "v2"], ["t1"], ["w1"]), (["v3"], [], [])]

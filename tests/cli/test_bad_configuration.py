@@ -116,3 +116,8 @@ def test_non_postgres_database_url_is_refused(tmp_path):
 def test_worker_without_a_broker_says_what_to_set(tmp_path):
     result = run_cli("worker", env=cli_env(tmp_path / "home"))
     assert_one_clear_sentence(result, "REDIS_URL", "needs no worker")
+
+
+def test_beat_without_a_broker_says_what_to_set(tmp_path):
+    result = run_cli("beat", env=cli_env(tmp_path / "home"))
+    assert_one_clear_sentence(result, "the beat needs a broker", "REDIS_URL")

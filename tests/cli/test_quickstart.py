@@ -101,8 +101,8 @@ def test_a_second_serve_on_the_same_home_joins_the_running_database(home, server
 
 
 def test_every_command_has_help(home):
-    commands = ["quickstart", "serve", "migrate", "createsuperuser", "manage", "worker", "index",
-                "status", "audit verify", "repair dates"]
+    commands = ["quickstart", "serve", "migrate", "createsuperuser", "manage", "worker", "beat",
+                "index", "status", "audit verify", "repair dates"]
     top = run_cli("--help", env=cli_env(home))
     assert top.returncode == 0
     for command in commands:

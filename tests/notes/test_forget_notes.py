@@ -3,8 +3,9 @@ note and its versions go, their text leaves every table, the chain verifies."""
 
 from __future__ import annotations
 
+from memories import indexing
 from memories.audit import audit_verify
-from memories.models import AuditEvent, Note, NoteVersion
+from memories.models import AuditEvent, Note, NoteVersion, NoteWord
 from tests.engine.conftest import database_text
 from tests.notes.conftest import note, rest
 
@@ -24,6 +25,24 @@ def refused(reply: dict) -> dict:
 def left_over() -> list[str]:
     text = database_text().lower()
     return [word for word in SECRET_WORDS if word.lower()[:8] in text]
+
+
+def test_a_forgotten_note_takes_its_indexed_words_along_and_leaves_the_others(agent):
+    saved = result(agent.call("memory_save", note(title="Frobnicator cache keys",
+                                                  what="Keys carry the quasselbrook suffix")))
+    result(agent.call("memory_save", note(title="Deploys go out on Tuesdays",
+                                          what="Tuesday deploys only, keys rotated")))
+    assert indexing.index_pending() == 2
+    words = set(NoteWord.objects.values_list("word", flat=True))
+    assert {"frobnicator", "quasselbrook", "keys", "tuesdays"} <= words
+    assert "the" not in words  # stop words carry no meaning to match
+
+    result(agent.call("forget", {"scope": "shared", "notes": [saved["id"]]}))
+
+    words = set(NoteWord.objects.values_list("word", flat=True))
+    assert "keys" in words and "tuesdays" in words  # the other note still holds them
+    assert not {"frobnicator", "quasselbrook", "cache", "suffix"} & words
+    assert left_over() == []
 
 
 def test_a_forgotten_note_and_its_versions_leave_no_text_anywhere(agent, alice):

@@ -1,0 +1,73 @@
+"""Re-embedding after a model change: every stored vector made again with the model this
+release runs, a batch per step, resumable.
+
+The stored vectors' model is recorded by its fingerprint (a digest of the model's files).
+When a worker runs a release whose model differs, each step (memories/tasks.py, from
+Celery beat) embeds one batch again, facts then notes then entity names, and keeps its
+place in the one EmbeddingModelState row; the row's lock makes steps run one at a time.
+Until the walk ends, a search compares the query with a mix of old and new vectors, so
+it ranks less well but still answers. Facts written meanwhile are embedded by the indexer
+with the new model already.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from functools import lru_cache
+
+from django.db import transaction
+
+from memories import indexing
+from memories.embeddings import MODEL_DIR
+from memories.models import EmbeddingModelState
+
+STAGES = ("facts", "notes", "entities")
+MODEL_FILES = ("config.json", "tokenizer.json", "model.safetensors")
+
+
+@lru_cache(maxsize=1)
+def model_fingerprint() -> str:
+    digest = hashlib.sha256()
+    for name in MODEL_FILES:
+        with (MODEL_DIR / name).open("rb") as model_file:
+            digest.update(hashlib.file_digest(model_file, "sha256").digest())
+    return digest.hexdigest()
+
+
+@dataclass(frozen=True)
+class Step:
+    reembedded: int  # rows embedded again by this step (0 or one batch)
+    more: bool  # whether another step has work to do
+
+
+def reembed_step(*, batch: int = indexing.BATCH_SIZE) -> Step:
+    """One batch of re-embedding, if the stored vectors come from another model.
+
+    Migration 0013 recorded the model shipped when it ran; without that row (the model
+    files were missing then), the first step records the current model.
+    """
+    current = model_fingerprint()
+    with transaction.atomic():
+        # pk 1 is the one row: two workers' first steps at once make one row, not two.
+        _, created = EmbeddingModelState.objects.get_or_create(pk=1, defaults={"model": current})
+        if created:
+            return Step(0, more=False)
+        state = EmbeddingModelState.objects.select_for_update().get(pk=1)
+        if state.model == current and not state.target:
+            return Step(0, more=False)
+        if state.target != current:  # a change (or another change mid-walk): start over
+            state.target, state.stage, state.after = current, STAGES[0], None
+        done, last = indexing.reembed_batch(
+            state.stage, after=state.after and str(state.after), size=batch)
+        if last is None:
+            following = STAGES.index(state.stage) + 1
+            if following == len(STAGES):
+                state.model, state.target, state.stage = current, "", ""
+            else:
+                state.stage = STAGES[following]
+            state.after = None
+        else:
+            state.after = last
+        state.save()
+        return Step(done, more=bool(state.target))
