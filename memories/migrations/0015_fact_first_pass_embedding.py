@@ -7,7 +7,7 @@ class Migration(migrations.Migration):
     before it wait for the indexer as they did (found by words only until then)."""
 
     dependencies = [
-        ('memories', '0012_fact_index_queue_per_partition'),
+        ('memories', '0014_note_word_vectors'),
     ]
 
     operations = [

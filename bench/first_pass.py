@@ -1,0 +1,164 @@
+"""First-pass vectors (memories/first_pass.py): what they cost a write, how good they are,
+and what the first query after a 500-fact write costs.
+
+    .venv/bin/python bench/first_pass.py [--rounds 3] [--facts 2000] [--episodes 20]
+
+1. quality: on bench/data/runbooks, every fact's first-pass vector against the model's
+   (no context, so both embed the same text): mean cosine, and recall@10 of the set's
+   questions (embedded by the model) when every fact has only its first-pass vector,
+   next to the model's. Then the calibration line (first-pass cosine -> model cosine)
+   fitted by least squares over every (question, fact) pair, without the answers: the
+   constants the product uses are printed beside it.
+2. write cost: write_episode, one writer, 20 facts per episode, --facts facts a round,
+   rounds alternating ECHO_MEMORY_FIRST_PASS on and off in one instance (indexer
+   manual, so nothing else runs); facts/s per round and the median of each.
+3. first query after a 500-fact write: the single box as shipped (indexer thread,
+   query budget as configured), --episodes times: write a 500-fact episode, then at
+   once query_memory with a question; p50 / p95 of that call, with the query's own
+   embedding budget as shipped and with it off (first pass only), and whether the
+   reply held the episode's target fact by meaning.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench import corpus
+from bench.setup import bench_principal, fresh_instance
+
+RUNBOOKS = Path(__file__).resolve().parent / "data" / "runbooks"
+TARGET = {"source": "Alice", "target": "Kyoto", "relation_type": "travelled_to",
+          "fact": "Alice spent her spring holiday hiking near Kyoto", "confidence": "extracted"}
+QUESTION = "Who went trekking in the mountains during a vacation?"
+
+
+def percentile(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
+
+
+def quality() -> None:
+    from memories import first_pass
+    from memories.embeddings import get_embedder
+
+    facts = [json.loads(line) for line in (RUNBOOKS / "facts.jsonl").open()]
+    questions = [json.loads(line) for line in (RUNBOOKS / "questions.jsonl").open()]
+    model = get_embedder().embed([f["fact"] for f in facts])
+    asked = get_embedder().embed([q["question"] for q in questions])
+    first = first_pass.vectors([f["fact"] for f in facts])
+    row_of = {f["id"]: i for i, f in enumerate(facts)}
+
+    def recall(vectors: np.ndarray) -> float:
+        scores = asked @ vectors.T
+        return statistics.mean(
+            statistics.mean(row_of[e] in np.argsort(-scores[i])[:10] for e in q["evidence"])
+            for i, q in enumerate(questions))
+
+    scale, offset = np.polyfit((asked @ first.T).ravel(), (asked @ model.T).ravel(), 1)
+    print(f"\n1. quality on runbooks ({len(facts)} facts, {len(questions)} questions)")
+    print(f"   cosine first pass vs model, same fact: {float((first * model).sum(1).mean()):.3f}")
+    print(f"   recall@10, vectors only: model {recall(model):.3f}, "
+          f"first pass {recall(first):.3f}")
+    print(f"   calibration fitted here: scale {scale:.3f}, offset {offset:.3f}; the product "
+          f"uses {first_pass.CALIBRATION_SCALE}, {first_pass.CALIBRATION_OFFSET}")
+
+
+def write_cost(rounds: int, total: int) -> None:
+    from django.conf import settings
+
+    from memories.schemas import WriteEpisodeArgs, parse
+    from memories.services import write_episode
+
+    principal, _ = bench_principal("writer")
+    names = corpus.people(300)
+    facts = corpus.facts(total * rounds * 2, names)
+    rates: dict[bool, list[float]] = {True: [], False: []}
+    offset = 0
+    for _ in range(rounds):
+        for enabled in (True, False):
+            settings.ECHO_MEMORY_FIRST_PASS = enabled
+            started = time.perf_counter()
+            for start in range(offset, offset + total, 20):
+                batch = facts[start:start + 20]
+                write_episode(principal, parse(WriteEpisodeArgs, {
+                    "scope": "shared", "assume_new": start == 0, "facts": batch,
+                    "entities": [{"name": n, "type": "thing"}
+                                 for n in sorted({f[k] for f in batch
+                                                  for k in ("source", "target")})]}))
+            rates[enabled].append(total / (time.perf_counter() - started))
+            offset += total
+    settings.ECHO_MEMORY_FIRST_PASS = True
+    print(f"\n2. write_episode, one writer, 20 facts an episode, {total} facts a round")
+    for enabled in (True, False):
+        print(f"   first pass {'on ' if enabled else 'off'}: "
+              + ", ".join(f"{r:,.0f}" for r in rates[enabled])
+              + f" facts/s (median {statistics.median(rates[enabled]):,.0f})")
+
+
+def first_query(episodes: int) -> None:
+    from django.conf import settings
+
+    from memories.schemas import QueryMemoryArgs, WriteEpisodeArgs, parse
+    from memories.selectors import query_memory
+    from memories.services import write_episode
+
+    names = corpus.people(300)
+    budget = settings.ECHO_MEMORY_QUERY_EMBED_FACTS
+    print(f"\n3. first query_memory right after a 500-fact write ({episodes} episodes each; "
+          "indexer thread)")
+    for label, facts_budget in ((f"query budget {budget} facts (as shipped)", budget),
+                                ("query budget 0 (first pass only)", 0)):
+        settings.ECHO_MEMORY_QUERY_EMBED_FACTS = facts_budget
+        principal, _ = bench_principal(f"agent{facts_budget}")
+        seconds, found = [], 0
+        for n in range(episodes):
+            batch = corpus.facts(499, names, seed=100 + n)
+            batch.insert(n * 97 % 500, TARGET | {"relation_type": f"travelled_to_{n}"})
+            entities = sorted({f[k] for f in batch for k in ("source", "target")})
+            write_episode(principal, parse(WriteEpisodeArgs, {
+                "scope": "shared", "assume_new": n == 0, "session_id": f"day-{n}",
+                "facts": batch, "entities": [{"name": e, "type": "thing"} for e in entities]}))
+            started = time.perf_counter()
+            reply = query_memory(principal, parse(QueryMemoryArgs, {
+                "scope": "shared", "query": QUESTION, "top_k": 10}))
+            seconds.append(time.perf_counter() - started)
+            found += any(f["relation_type"] == f"travelled_to_{n}" and "vector" in f["matched"]
+                         for f in reply["facts"])
+        print(f"   {label}: p50 {statistics.median(seconds) * 1000:.0f} ms, "
+              f"p95 {percentile(seconds, 95) * 1000:.0f} ms, target found by meaning "
+              f"{found}/{episodes}")
+    settings.ECHO_MEMORY_QUERY_EMBED_FACTS = budget
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--facts", type=int, default=2000, help="per write-cost round")
+    parser.add_argument("--episodes", type=int, default=20, help="500-fact writes per setting")
+    args = parser.parse_args()
+
+    fresh_instance(indexing="manual")
+    from memories import first_pass
+
+    first_pass.ensure()
+    quality()
+    write_cost(args.rounds, args.facts)
+    from django.conf import settings
+
+    from memories import indexing
+
+    settings.ECHO_MEMORY_INDEXING = "thread"
+    indexing.background()
+    first_query(args.episodes)
+
+
+if __name__ == "__main__":
+    main()
