@@ -6,7 +6,7 @@ Not part of CI. On a private box (embedded PostgreSQL 18 + pgvector in a temp di
 shared_buffers --shared-buffers, the rest default), one account, one memory:
 
 1. Load. --real sentences from bench/scale_corpus.py (12 shapes over --people people,
-   1,050 systems, teams, cities, tools...) are embedded by the model (MiniLM, each
+   1,131 systems, teams, cities, tools...) are embedded by the model (MiniLM, each
    sentence alone, i.e. embedding context 0; cached in bench/.cache), and so are the
    6,000-odd entity names. Bulk fact i is real sentence i mod --real with its number
    slot (ticket, year, minutes...) drawn again, and its vector is

@@ -2,7 +2,7 @@
 
 bench/corpus.py has one sentence shape over 2,000 names: at 1M facts every one of its
 words would sit in tens of thousands of facts, a word search no real memory poses.
-Here twelve shapes draw from a few thousand people, ~1,500 systems, teams, cities,
+Here twelve shapes draw from a few thousand people, 1,131 systems, 16 teams, cities,
 tools and numbers, so words range from rare (a person, a ticket) to common ("team").
 
 The bulk of the facts reuse a smaller set of real sentences (`real_facts`, embedded by
