@@ -176,10 +176,15 @@ def _stateless(request: HttpRequest, principal: Principal, payload, media: str) 
         return replies.accepted()
     stateless.check(message, request.headers)
     context = methods.Context(principal=principal, session=None,
-                              request=RequestContext.from_headers(request.headers))
+                              request=RequestContext.from_headers(request.headers),
+                              log_level=message.params["_meta"].get(stateless.LOG_LEVEL_KEY))
     body = _answer(context, message)
     if "result" in body:
         body["result"] = stateless.shape(message.method, body["result"], methods.server_info())
+        # Log messages the request asked for go first on its own response stream; a client
+        # that takes no stream gets the result alone.
+        if context.notifications and replies.accepts_stream(request.headers.get("Accept")):
+            return replies.stream([*context.notifications, body])
         return replies.reply(body, media)
     status = stateless.status_of(body["error"])
     return replies.reply(body, media if status == 200 else replies.JSON, status=status)

@@ -1,0 +1,133 @@
+"""The conformance suite's diagnostic tools (mcp_gateway/diagnostics.py): absent unless
+ECHO_MEMORY_CONFORMANCE_TOOLS is on, and then served to 2026-07-28 requests only, doing
+what the revision defines: -32021 for an undeclared capability, input asked for inside
+an input_required result, log messages only at the level a request asks for."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from mcp_types import _v2026_07_28 as wire
+
+from mcp_gateway.diagnostics import TOOLS as DIAGNOSTICS
+from mcp_gateway.tools import TOOLS
+from tests.mcp.test_stateless import META, stateless
+
+SAMPLING = {**META, "io.modelcontextprotocol/clientCapabilities": {"sampling": {}}}
+ELICITATION = {**META, "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}}
+
+
+@pytest.fixture
+def on(settings):
+    settings.MCP_CONFORMANCE_TOOLS = True
+
+
+def names(response) -> list[str]:
+    return [tool["name"] for tool in response.json()["result"]["tools"]]
+
+
+def messages(response) -> list[dict]:
+    """The messages of a reply: one JSON body, or each event of a stream."""
+    if response["Content-Type"] == "application/json":
+        return [response.json()]
+    assert response["Content-Type"].startswith("text/event-stream")
+    return [json.loads(line.removeprefix("data: "))
+            for line in response.content.decode().splitlines() if line.startswith("data: ")]
+
+
+def test_off_by_default_nothing_is_listed_or_callable(mcp_for, alice):
+    mcp = mcp_for(alice, initialize=False)
+    assert names(stateless(mcp, "tools/list")) == list(TOOLS)
+    refused = stateless(mcp, "tools/call", {"name": "test_logging_tool", "arguments": {}})
+    assert (refused.status_code, refused.json()["error"]["code"]) == (400, -32602)
+    assert "logging" not in stateless(mcp, "server/discover").json()["result"]["capabilities"]
+
+
+def test_on_they_are_listed_at_2026_and_never_in_a_2025_session(mcp_for, alice, on):
+    listed = names(stateless(mcp_for(alice, initialize=False), "tools/list"))
+    assert listed == [*TOOLS, *DIAGNOSTICS]
+    session = mcp_for(alice)
+    assert [t["name"] for t in session.request("tools/list").json()["result"]["tools"]] == list(
+        TOOLS)
+    assert session.call("test_logging_tool", {})["error"]["code"] == -32602
+    discovered = stateless(mcp_for(alice, initialize=False), "server/discover").json()["result"]
+    assert discovered["capabilities"]["logging"] == {}
+
+
+def test_an_undeclared_capability_is_400_naming_it(mcp_for, alice, on):
+    response = stateless(mcp_for(alice, initialize=False), "tools/call",
+                         {"name": "test_missing_capability", "arguments": {}})
+    assert response.status_code == 400
+    body = response.json()
+    wire.MissingRequiredClientCapabilityError.model_validate(body)
+    assert (body["id"], body["error"]["code"]) == (1, -32021)
+    assert body["error"]["data"]["requiredCapabilities"] == {"sampling": {}}
+
+
+def test_sampling_is_asked_inside_the_result_then_used(mcp_for, alice, on):
+    mcp = mcp_for(alice, initialize=False)
+    call = {"name": "test_missing_capability", "arguments": {}}
+    asked = stateless(mcp, "tools/call", call, meta=SAMPLING).json()["result"]
+    wire.InputRequiredResult.model_validate(asked)
+    assert asked["resultType"] == "input_required"
+    assert asked["inputRequests"]["sample"]["method"] == "sampling/createMessage"
+    answer = {"role": "assistant", "model": "m", "content": {"type": "text", "text": "Hello"}}
+    done = stateless(mcp, "tools/call", {**call, "inputResponses": {"sample": answer}},
+                     meta=SAMPLING).json()["result"]
+    assert done["resultType"] == "complete"
+    assert done["content"][0]["text"] == "The client's model said: Hello"
+
+
+def test_elicitation_is_asked_again_when_the_answer_is_missing_and_refused_when_malformed(
+        mcp_for, alice, on):
+    mcp = mcp_for(alice, initialize=False)
+    call = {"name": "test_streaming_elicitation", "arguments": {}}
+    url_only = {**META, "io.modelcontextprotocol/clientCapabilities": {
+        "elicitation": {"url": {}}}}
+    refused = stateless(mcp, "tools/call", call, meta=url_only)
+    assert refused.json()["error"]["data"]["requiredCapabilities"] == {"elicitation": {"form": {}}}
+    response = stateless(mcp, "tools/call", call, meta=ELICITATION)
+    assert response.status_code == 200
+    first = response.json()
+    assert "method" not in first  # a result, not a request of the server's own
+    wire.InputRequiredResult.model_validate(first["result"])
+    assert first["result"]["inputRequests"]["confirm"]["method"] == "elicitation/create"
+    again = stateless(mcp, "tools/call", {**call, "inputResponses": {"other": {}}},
+                      meta=ELICITATION).json()["result"]
+    assert again["resultType"] == "input_required"
+    for responses, field in [(12345, "params.inputResponses"),
+                             ({"confirm": {"action": "maybe"}}, "params.inputResponses.confirm"
+                              ".action")]:
+        bad = stateless(mcp, "tools/call", {**call, "inputResponses": responses},
+                        meta=ELICITATION)
+        assert (bad.status_code, bad.json()["error"]["data"]["field"]) == (400, field)
+    done = stateless(mcp, "tools/call", {**call, "inputResponses": {"confirm": {
+        "action": "accept", "content": {"confirmed": True}}}}, meta=ELICITATION).json()["result"]
+    assert done["content"][0]["text"] == "The user answered confirmed=true."
+
+
+def test_no_log_message_without_a_level_and_only_those_at_or_above_it(mcp_for, alice, on):
+    mcp = mcp_for(alice, initialize=False)
+    call = {"name": "test_logging_tool", "arguments": {}}
+    silent = stateless(mcp, "tools/call", call)
+    assert silent["Content-Type"] == "application/json"
+    assert silent.json()["result"]["isError"] is False
+    levels = {}
+    for level in ("debug", "info", "warning"):
+        frames = messages(stateless(mcp, "tools/call", call, meta={
+            **META, "io.modelcontextprotocol/logLevel": level}))
+        assert "result" in frames[-1]
+        for frame in frames[:-1]:
+            wire.LoggingMessageNotification.model_validate(frame)
+        levels[level] = [f["params"]["level"] for f in frames
+                         if f.get("method") == "notifications/message"]
+    assert levels == {"debug": ["debug", "info"], "info": ["info"], "warning": []}
+
+
+def test_an_unknown_log_level_is_400_naming_it(mcp_for, alice):
+    response = stateless(mcp_for(alice, initialize=False), "tools/list",
+                         meta={**META, "io.modelcontextprotocol/logLevel": "loud"})
+    assert response.status_code == 400
+    assert response.json()["error"]["data"]["field"] == (
+        "params._meta.io.modelcontextprotocol/logLevel")
