@@ -14,13 +14,22 @@ Each does what its name promises, at the minimum the revision defines: the first
 call asks for its input (`inputRequests`), the client's retry carries the answers
 (`params.inputResponses`, by the keys asked), and the result then uses them. The server keeps
 nothing between the rounds, so there is no `requestState`.
+
+The same setting serves the fixtures of the suite's `tools-call-*` scenarios, at both eras
+(they ask nothing of the client): fixed text, image, audio, embedded-resource and mixed
+content, a tool error, and progress notifications for a request that sent a progressToken.
 """
 
 from __future__ import annotations
 
+import base64
+import io
+import struct
+import wave
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from pydantic import BaseModel, ConfigDict
@@ -31,6 +40,9 @@ from mcp_gateway.stateless import CLIENT_CAPABILITIES_KEY, MISSING_CAPABILITY
 from mcp_gateway.tools import json_schema
 from memories.schemas import parse
 
+if TYPE_CHECKING:
+    from mcp_gateway.methods import Context
+
 INPUT_RESPONSES = "inputResponses"
 
 
@@ -40,10 +52,10 @@ class NoArguments(BaseModel):
 
 @dataclass
 class Call:
-    """What a diagnostic tool reads of its tools/call, and where its log messages go."""
+    """What a diagnostic tool reads of its tools/call; its context takes its notifications."""
 
     params: dict[str, Any]
-    log: Callable[[str, str], None]
+    context: Context
 
     def capabilities(self) -> dict[str, Any]:
         return self.params["_meta"][CLIENT_CAPABILITIES_KEY]
@@ -70,6 +82,8 @@ class Diagnostic:
     description: str
     run: Callable[[Call], dict[str, Any]]
     args: type[BaseModel] = NoArguments
+    # Probes a rule of 2026-07-28 (per-request capabilities, input_required): not for sessions.
+    modern_only: bool = False
 
     def input_schema(self) -> dict[str, Any]:
         return json_schema(self.args, "validation")
@@ -81,17 +95,19 @@ class Diagnostic:
         return {"title": self.title, "readOnlyHint": True, "destructiveHint": False,
                 "idempotentHint": True, "openWorldHint": False}
 
-    def call(self, params: dict[str, Any], log: Callable[[str, str], None]) -> dict[str, Any]:
+    def call(self, params: dict[str, Any], context: Context) -> dict[str, Any]:
         try:
             parse(self.args, params.get("arguments"))
         except EchoError as exc:
             return text_result(f"{exc.message}. Fix: {exc.fix}", error=True)
-        return self.run(Call(params, log))
+        return self.run(Call(params, context))
 
 
 def served(stateless: bool) -> dict[str, Diagnostic]:
     """The diagnostic tools a request may list and call: none unless the setting is on."""
-    return TOOLS if stateless and settings.MCP_CONFORMANCE_TOOLS else {}
+    if not settings.MCP_CONFORMANCE_TOOLS:
+        return {}
+    return {name: tool for name, tool in TOOLS.items() if stateless or not tool.modern_only}
 
 
 def text_result(text: str, *, error: bool = False) -> dict[str, Any]:
@@ -174,10 +190,57 @@ def streaming_elicitation(call: Call) -> dict[str, Any]:
 
 def logging_tool(call: Call) -> dict[str, Any]:
     """Log at two levels; each reaches the client only if the request asked for that level."""
-    call.log("debug", "test_logging_tool: starting")
-    call.log("info", "test_logging_tool: done")
+    call.context.log("debug", "test_logging_tool: starting")
+    call.context.log("info", "test_logging_tool: done")
     return text_result("Logged one debug and one info message; the client receives those at "
                        "or above the level its request's _meta asked for, none without one.")
+
+
+def _png() -> bytes:
+    """A 1x1 red PNG, built here rather than pasted in."""
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return (struct.pack(">I", len(data)) + kind + data
+                + struct.pack(">I", zlib.crc32(kind + data)))
+
+    header = struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0)  # 8-bit RGB
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header)
+            + chunk(b"IDAT", zlib.compress(b"\x00\xff\x00\x00")) + chunk(b"IEND", b""))
+
+
+def _wav() -> bytes:
+    """A millisecond of silence as 8 kHz mono WAV."""
+    buffer = io.BytesIO()
+    with wave.open(buffer, "wb") as sound:
+        sound.setnchannels(1)
+        sound.setsampwidth(2)
+        sound.setframerate(8000)
+        sound.writeframes(b"\x00\x00" * 8)
+    return buffer.getvalue()
+
+
+IMAGE = {"type": "image", "data": base64.b64encode(_png()).decode(), "mimeType": "image/png"}
+AUDIO = {"type": "audio", "data": base64.b64encode(_wav()).decode(), "mimeType": "audio/wav"}
+RESOURCE = {"type": "resource", "resource": {
+    "uri": "test://embedded-resource", "mimeType": "text/plain",
+    "text": "This is an embedded resource content."}}
+
+
+def content(*blocks: dict[str, Any]) -> Callable[[Call], dict[str, Any]]:
+    def run(call: Call) -> dict[str, Any]:
+        return {"content": list(blocks), "isError": False}
+
+    return run
+
+
+def error_handling(call: Call) -> dict[str, Any]:
+    return text_result("This tool intentionally returns an error for testing", error=True)
+
+
+def with_progress(call: Call) -> dict[str, Any]:
+    """Report three steps of progress, if the request asked for progress."""
+    for done in (0, 50, 100):
+        call.context.progress(done, 100, f"Completed step {done} of 100")
+    return text_result(f"Reported progress for token {call.context.progress_token!r}.")
 
 
 TOOLS: dict[str, Diagnostic] = {tool.name: tool for tool in [
@@ -186,16 +249,40 @@ TOOLS: dict[str, Diagnostic] = {tool.name: tool for tool in [
         description=("Conformance suite diagnostic: asks the client's model for one line "
                      "(sampling). A client that does not declare sampling is refused with "
                      "-32021."),
-        run=missing_capability),
+        run=missing_capability, modern_only=True),
     Diagnostic(
         name="test_streaming_elicitation", title="Conformance: asks the user",
         description=("Conformance suite diagnostic: asks the user to confirm through "
                      "elicitation, inside an input_required result rather than as a request "
                      "on the response stream."),
-        run=streaming_elicitation),
+        run=streaming_elicitation, modern_only=True),
     Diagnostic(
         name="test_logging_tool", title="Conformance: logs",
         description=("Conformance suite diagnostic: sends a debug and an info log message, "
                      "only at or above the level the request's _meta asks for."),
-        run=logging_tool),
+        run=logging_tool, modern_only=True),
+    Diagnostic(name="test_simple_text", title="Conformance: text",
+               description="Conformance suite fixture: returns one text block.",
+               run=content({"type": "text",
+                            "text": "This is a simple text response for testing."})),
+    Diagnostic(name="test_image_content", title="Conformance: image",
+               description="Conformance suite fixture: returns one PNG image block.",
+               run=content(IMAGE)),
+    Diagnostic(name="test_audio_content", title="Conformance: audio",
+               description="Conformance suite fixture: returns one WAV audio block.",
+               run=content(AUDIO)),
+    Diagnostic(name="test_embedded_resource", title="Conformance: embedded resource",
+               description="Conformance suite fixture: returns one embedded text resource.",
+               run=content(RESOURCE)),
+    Diagnostic(name="test_multiple_content_types", title="Conformance: mixed content",
+               description="Conformance suite fixture: returns text, image and resource blocks.",
+               run=content({"type": "text", "text": "Multiple content types test:"}, IMAGE,
+                           RESOURCE)),
+    Diagnostic(name="test_error_handling", title="Conformance: tool error",
+               description="Conformance suite fixture: always fails, as a result with isError.",
+               run=error_handling),
+    Diagnostic(name="test_tool_with_progress", title="Conformance: progress",
+               description=("Conformance suite fixture: reports progress 0, 50 and 100 of 100 "
+                            "when the request's _meta carries a progressToken."),
+               run=with_progress),
 ]}

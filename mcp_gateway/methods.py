@@ -42,8 +42,28 @@ class Context:
     request: RequestContext = NO_CONTEXT
     # 2026-07-28: the lowest log level the request asked for in its _meta; None sends none.
     log_level: str | None = None
+    # The request's _meta.progressToken: progress is reported only for a request that asks.
+    progress_token: str | int | None = None
     # Notifications for the client, sent before the reply on the same stream.
     notifications: list[dict[str, Any]] = field(default_factory=list)
+
+    @classmethod
+    def for_request(cls, principal: Principal, session: McpSession | None, message: Message,
+                    request: RequestContext) -> Context:
+        meta = message.params.get("_meta")
+        meta = meta if isinstance(meta, dict) else {}
+        token = meta.get("progressToken")
+        return cls(principal=principal, session=session, request=request,
+                   log_level=meta.get(stateless.LOG_LEVEL_KEY) if session is None else None,
+                   progress_token=token if isinstance(token, str | int) else None)
+
+    def progress(self, progress: float, total: float, message: str) -> None:
+        if self.progress_token is None:
+            return
+        self.notifications.append({"jsonrpc": "2.0", "method": "notifications/progress",
+                                   "params": {"progressToken": self.progress_token,
+                                              "progress": progress, "total": total,
+                                              "message": message}})
 
     def log(self, level: str, data: str) -> None:
         """A log message for the client, if the request asked for this level or a lower one."""
@@ -131,7 +151,7 @@ def tools_call(context: Context, params: dict[str, Any]) -> dict[str, Any]:
         raise RpcError(INVALID_PARAMS, "params.arguments must be a JSON object of the tool's "
                        "arguments", data={"field": "params.arguments"})
     if isinstance(tool, diagnostics.Diagnostic):
-        return tool.call(params, context.log)
+        return tool.call(params, context)
     try:
         output = call_tool(context.principal, tool, arguments, context.request)
     except EchoError as exc:

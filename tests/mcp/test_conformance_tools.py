@@ -1,10 +1,12 @@
-"""The conformance suite's diagnostic tools (mcp_gateway/diagnostics.py): absent unless
-ECHO_MEMORY_CONFORMANCE_TOOLS is on, and then served to 2026-07-28 requests only, doing
-what the revision defines: -32021 for an undeclared capability, input asked for inside
-an input_required result, log messages only at the level a request asks for."""
+"""The conformance suite's diagnostic tools and fixtures (mcp_gateway/diagnostics.py):
+absent unless ECHO_MEMORY_CONFORMANCE_TOOLS is on. The SEP-2575 diagnostics are served to
+2026-07-28 requests only, doing what the revision defines: -32021 for an undeclared
+capability, input asked for inside an input_required result, log messages only at the level
+a request asks for. The tools-call-* fixtures are served at both eras."""
 
 from __future__ import annotations
 
+import base64
 import json
 
 import pytest
@@ -44,15 +46,53 @@ def test_off_by_default_nothing_is_listed_or_callable(mcp_for, alice):
     assert "logging" not in stateless(mcp, "server/discover").json()["result"]["capabilities"]
 
 
-def test_on_they_are_listed_at_2026_and_never_in_a_2025_session(mcp_for, alice, on):
+def test_on_all_are_listed_at_2026_and_a_session_gets_only_the_tools_call_fixtures(
+        mcp_for, alice, on):
     listed = names(stateless(mcp_for(alice, initialize=False), "tools/list"))
     assert listed == [*TOOLS, *DIAGNOSTICS]
+    modern_only = {"test_missing_capability", "test_streaming_elicitation", "test_logging_tool"}
     session = mcp_for(alice)
-    assert [t["name"] for t in session.request("tools/list").json()["result"]["tools"]] == list(
-        TOOLS)
+    assert names(session.request("tools/list")) == [
+        *TOOLS, *(name for name in DIAGNOSTICS if name not in modern_only)]
     assert session.call("test_logging_tool", {})["error"]["code"] == -32602
     discovered = stateless(mcp_for(alice, initialize=False), "server/discover").json()["result"]
     assert discovered["capabilities"]["logging"] == {}
+
+
+@pytest.mark.parametrize("name, kinds", [
+    ("test_simple_text", ["text"]), ("test_image_content", ["image"]),
+    ("test_audio_content", ["audio"]), ("test_embedded_resource", ["resource"]),
+    ("test_multiple_content_types", ["text", "image", "resource"])])
+def test_the_content_fixtures_return_valid_blocks_at_both_eras(mcp_for, alice, on, name, kinds):
+    for result in (mcp_for(alice).call(name, {})["result"],
+                   stateless(mcp_for(alice, initialize=False), "tools/call",
+                             {"name": name, "arguments": {}}).json()["result"]):
+        wire.CallToolResult.model_validate({**result, "resultType": "complete"})
+        assert [block["type"] for block in result["content"]] == kinds
+        assert result["isError"] is False
+    image = next((b for b in result["content"] if b["type"] in ("image", "audio")), None)
+    if image:  # the bytes are a real file of the type named
+        data = base64.b64decode(image["data"])
+        assert data.startswith(b"\x89PNG" if image["type"] == "image" else b"RIFF")
+
+
+def test_the_error_fixture_fails_as_a_result(mcp_for, alice, on):
+    result = mcp_for(alice).call("test_error_handling", {})["result"]
+    assert result["isError"] is True and result["content"][0]["text"]
+
+
+def test_progress_goes_before_the_result_only_when_asked(mcp_for, alice, on):
+    session = mcp_for(alice)
+    plain = session.request("tools/call", {"name": "test_tool_with_progress", "arguments": {}})
+    assert plain["Content-Type"] == "application/json"
+    asked = session.request("tools/call", {"name": "test_tool_with_progress", "arguments": {},
+                                           "_meta": {"progressToken": "p-1"}})
+    frames = messages(asked)
+    assert [f["params"]["progress"] for f in frames[:-1]] == [0, 50, 100]
+    assert {f["params"]["progressToken"] for f in frames[:-1]} == {"p-1"}
+    for frame in frames[:-1]:
+        wire.ProgressNotification.model_validate(frame)
+    assert frames[-1]["result"]["isError"] is False
 
 
 def test_an_undeclared_capability_is_400_naming_it(mcp_for, alice, on):

@@ -1,8 +1,8 @@
 """The MCP Inspector CLI and the official conformance suite (pinned in
 tests/protocol/node/package.json), run by their own script (run-conformance.sh) against a
-live server that serves the suite's diagnostic tools (ECHO_MEMORY_CONFORMANCE_TOOLS): the
-server scenarios that apply to a tools-only server, at 2025-11-25 and at 2026-07-28, every
-check of each passing by name, none excused."""
+live server that serves the suite's diagnostic tools and fixtures
+(ECHO_MEMORY_CONFORMANCE_TOOLS): the server scenarios that apply to a tools-only server, at
+2025-11-25 and at 2026-07-28, every check of each passing by name, none excused."""
 
 from __future__ import annotations
 
@@ -12,11 +12,14 @@ import subprocess
 from pathlib import Path
 
 SCRIPT = Path(__file__).resolve().parent / "node" / "run-conformance.sh"
+TOOLS_CALL = ("tools-call-simple-text", "tools-call-image", "tools-call-audio",
+              "tools-call-embedded-resource", "tools-call-mixed-content", "tools-call-error",
+              "tools-call-with-progress")
 SCENARIOS = {
     "2025-11-25": ("server-initialize", "server-session-lifecycle", "ping", "tools-list",
-                   "dns-rebinding-protection"),
+                   "dns-rebinding-protection", *TOOLS_CALL),
     "2026-07-28": ("server-stateless", "tools-list", "caching", "dns-rebinding-protection",
-                   "http-header-validation", "sep-2164-resource-not-found"),
+                   "http-header-validation", "sep-2164-resource-not-found", *TOOLS_CALL),
 }
 # The checks of server-stateless that call the suite's diagnostic tools: without them the
 # suite reports these "Not testable"; here they must pass.
@@ -47,6 +50,9 @@ def test_inspector_lists_and_calls_and_conformance_scenarios_pass(conformance_li
     passed = {(version, name) for outcome, version, name, _ in checks if outcome == "passed"}
     for name in (*DIAGNOSED, "sep-2575-server-implements-discover"):
         assert ("2026-07-28", name) in passed, output
+    for version in SCENARIOS:  # each tools-call scenario's check is named as the scenario
+        for name in TOOLS_CALL:
+            assert (version, name) in passed, output
     # A skip is the suite saying a check does not apply (no subscriptions, no listChanged),
     # never a diagnostic tool it could not find.
     skipped = {name for outcome, _, name, _ in checks if outcome == "skipped"}

@@ -39,12 +39,15 @@ node auth-proxy.mjs "$port" "$origin" &
 proxy=$!
 for _ in $(seq 50); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.1; done
 
-# The server scenarios that apply to a tools-only server, at each era's wire. The others
-# need prompts, resources, completion, sampling, elicitation or SSE streams in a session,
-# or the suite's tools-call-* fixtures, which a memory service does not have (docs/agents.md
-# lists them). server-stateless calls three diagnostic tools of the suite's reference server
-# (test_missing_capability, test_streaming_elicitation, test_logging_tool): run this against
-# a server started with ECHO_MEMORY_CONFORMANCE_TOOLS=1, which serves them.
+# The server scenarios that apply to a tools-only server, at each era's wire. Run this
+# against a server started with ECHO_MEMORY_CONFORMANCE_TOOLS=1: server-stateless calls three
+# diagnostic tools of the suite's reference server (test_missing_capability,
+# test_streaming_elicitation, test_logging_tool) and tools-call-* its fixtures
+# (test_simple_text, ...), which that setting serves. The other scenarios need prompts,
+# resources, completion, or sampling, elicitation and logging inside a 2025 session, which
+# a memory service does not have (docs/agents.md lists them).
+tools_call="tools-call-simple-text tools-call-image tools-call-audio tools-call-embedded-resource
+  tools-call-mixed-content tools-call-error tools-call-with-progress"
 results=$(mktemp -d)
 trap 'kill $proxy 2>/dev/null || true; rm -rf "$results"' EXIT
 failed=0
@@ -54,11 +57,12 @@ conformance() {
   node node_modules/.bin/conformance server --url "http://127.0.0.1:$port/mcp" \
     --spec-version "$version" --scenario "$scenario" -o "$results/$version"
 }
-for scenario in server-initialize server-session-lifecycle ping tools-list dns-rebinding-protection; do
+for scenario in server-initialize server-session-lifecycle ping tools-list dns-rebinding-protection \
+    $tools_call; do
   conformance 2025-11-25 "$scenario" || failed=1
 done
 for scenario in server-stateless tools-list caching dns-rebinding-protection \
-    http-header-validation sep-2164-resource-not-found; do
+    http-header-validation sep-2164-resource-not-found $tools_call; do
   conformance 2026-07-28 "$scenario" || failed=1
 done
 # Every check of every scenario, by name, from the suite's own records: each must pass, or
