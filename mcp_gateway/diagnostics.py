@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import base64
 import io
+import json
 import struct
 import wave
 import zlib
@@ -125,7 +126,7 @@ def require(call: Call, capability: str, required: dict[str, Any],
         raise RpcError(MISSING_CAPABILITY,
                        f"this tool needs the client's {capability} capability, which this "
                        f"request's _meta[{CLIENT_CAPABILITIES_KEY!r}] does not declare: declare "
-                       f"{required} there if the client supports it",
+                       f"{json.dumps(required)} there if the client supports it",
                        data={"requiredCapabilities": required})
 
 
