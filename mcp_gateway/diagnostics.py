@@ -32,7 +32,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from django.conf import settings
 from pydantic import BaseModel, ConfigDict
 
 from echomem.errors import EchoError
@@ -63,16 +62,16 @@ class Call:
 
     def answer(self, key: str) -> dict[str, Any] | None:
         """The client's answer to the input request `key`, None when it sent none (yet)."""
-        responses = self.params.get(INPUT_RESPONSES)
-        if responses is None:
+        if INPUT_RESPONSES not in self.params:
             return None
+        responses = self.params[INPUT_RESPONSES]
         if not isinstance(responses, dict):
             raise RpcError(INVALID_PARAMS, f"params.{INPUT_RESPONSES} must be an object mapping "
                            "each key of the earlier inputRequests to the client's result",
                            data={"field": f"params.{INPUT_RESPONSES}"})
         answer = responses.get(key)
         if answer is not None and not isinstance(answer, dict):
-            raise _bad_answer(key, "", "must be the result object of the request asked")
+            raise bad_answer(key, "", "must be the result object of the request asked")
         return answer
 
 
@@ -104,13 +103,6 @@ class Diagnostic:
         return self.run(Call(params, context))
 
 
-def served(stateless: bool) -> dict[str, Diagnostic]:
-    """The diagnostic tools a request may list and call: none unless the setting is on."""
-    if not settings.MCP_CONFORMANCE_TOOLS:
-        return {}
-    return {name: tool for name, tool in TOOLS.items() if stateless or not tool.modern_only}
-
-
 def text_result(text: str, *, error: bool = False) -> dict[str, Any]:
     return {"content": [{"type": "text", "text": text}], "isError": error}
 
@@ -130,7 +122,7 @@ def require(call: Call, capability: str, required: dict[str, Any],
                        data={"requiredCapabilities": required})
 
 
-def _bad_answer(key: str, member: str, problem: str) -> RpcError:
+def bad_answer(key: str, member: str, problem: str) -> RpcError:
     field = f"params.{INPUT_RESPONSES}.{key}{member}"
     return RpcError(INVALID_PARAMS, f"{field} {problem}", data={"field": field})
 
@@ -151,11 +143,11 @@ def missing_capability(call: Call) -> dict[str, Any]:
     if isinstance(content, dict) and content.get("type") == "text":
         text = content.get("text")
         if not isinstance(text, str):
-            raise _bad_answer(SAMPLE, ".content.text", "must be the sampled text")
+            raise bad_answer(SAMPLE, ".content.text", "must be the sampled text")
         return text_result(f"The client's model said: {text}")
     if isinstance(content, dict | list):
         return text_result("The client's model answered with non-text content.")
-    raise _bad_answer(SAMPLE, ".content", "must be the sampled message's content (an object)")
+    raise bad_answer(SAMPLE, ".content", "must be the sampled message's content (an object)")
 
 
 CONFIRM = "confirm"
@@ -179,12 +171,12 @@ def streaming_elicitation(call: Call) -> dict[str, Any]:
                 "required": ["confirmed"]}}}})
     action = answer.get("action")
     if action not in ACTIONS:
-        raise _bad_answer(CONFIRM, ".action", f"must be one of {', '.join(ACTIONS)}")
+        raise bad_answer(CONFIRM, ".action", f"must be one of {', '.join(ACTIONS)}")
     if action != "accept":
         return text_result(f"The user chose to {action}.")
     content = answer.get("content")
     if not isinstance(content, dict) or not isinstance(content.get("confirmed"), bool):
-        raise _bad_answer(CONFIRM, ".content.confirmed", "must be true or false: the form "
+        raise bad_answer(CONFIRM, ".content.confirmed", "must be true or false: the form "
                           "asked for it")
     return text_result(f"The user answered confirmed={str(content['confirmed']).lower()}.")
 
@@ -244,7 +236,7 @@ def with_progress(call: Call) -> dict[str, Any]:
     return text_result(f"Reported progress for token {call.context.progress_token!r}.")
 
 
-TOOLS: dict[str, Diagnostic] = {tool.name: tool for tool in [
+DIAGNOSTICS: list[Diagnostic] = [
     Diagnostic(
         name="test_missing_capability", title="Conformance: needs sampling",
         description=("Conformance suite diagnostic: asks the client's model for one line "
@@ -286,4 +278,4 @@ TOOLS: dict[str, Diagnostic] = {tool.name: tool for tool in [
                description=("Conformance suite fixture: reports progress 0, 50 and 100 of 100 "
                             "when the request's _meta carries a progressToken."),
                run=with_progress),
-]}
+]

@@ -18,7 +18,8 @@ from django.conf import settings
 from accounts.principal import Principal
 from echomem.errors import EchoError
 from echomem.request_context import NO_CONTEXT, RequestContext
-from mcp_gateway import diagnostics, stateless, versions
+from mcp_gateway import conformance_tools, stateless, versions
+from mcp_gateway.diagnostics import Call, Diagnostic
 from mcp_gateway.instructions import SERVER_INSTRUCTIONS
 from mcp_gateway.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, Message, RpcError
 from mcp_gateway.models import McpSession
@@ -113,6 +114,22 @@ def empty_catalogue(member: str):
     return handler
 
 
+def prompts_list(context: Context, params: dict[str, Any]) -> dict[str, Any]:
+    served = conformance_tools.served_prompts(stateless=context.session is None)
+    return {"prompts": [listing for listing, _ in served.values()]}
+
+
+def prompts_get(context: Context, params: dict[str, Any]) -> dict[str, Any]:
+    name = params.get("name")
+    served = conformance_tools.served_prompts(stateless=context.session is None)
+    if not isinstance(name, str) or name not in served:
+        raise RpcError(INVALID_PARAMS, f"prompt {name!r} not found: this server offers no "
+                       "prompts (prompts/list is empty); its memory is reached through tools",
+                       data={"field": "params.name"})
+    _, run = served[name]
+    return run(Call(params, context))
+
+
 def resources_read(context: Context, params: dict[str, Any]) -> dict[str, Any]:
     uri = params.get("uri")
     raise RpcError(INVALID_PARAMS, f"resource {uri!r} not found: this server offers no "
@@ -126,7 +143,7 @@ def ping(context: Context, params: dict[str, Any]) -> dict[str, Any]:
 
 def served_tools(context: Context) -> dict[str, Any]:
     """The memory tools, and the conformance suite's diagnostics when they are on."""
-    return {**TOOLS, **diagnostics.served(stateless=context.session is None)}
+    return {**TOOLS, **conformance_tools.served(stateless=context.session is None)}
 
 
 def tools_list(context: Context, params: dict[str, Any]) -> dict[str, Any]:
@@ -151,7 +168,7 @@ def tools_call(context: Context, params: dict[str, Any]) -> dict[str, Any]:
     if arguments is not None and not isinstance(arguments, dict):
         raise RpcError(INVALID_PARAMS, "params.arguments must be a JSON object of the tool's "
                        "arguments", data={"field": "params.arguments"})
-    if isinstance(tool, diagnostics.Diagnostic):
+    if isinstance(tool, Diagnostic):
         return tool.call(params, context)
     try:
         output = call_tool(context.principal, tool, arguments, context.request)
@@ -172,7 +189,8 @@ def tool_error(exc: EchoError) -> dict[str, Any]:
 HANDLERS = {"ping": ping, "tools/list": tools_list, "tools/call": tools_call}
 # 2026-07-28 removed initialize and ping; server/discover takes their place.
 STATELESS_HANDLERS = {"server/discover": discover, "tools/list": tools_list,
-                      "tools/call": tools_call, "prompts/list": empty_catalogue("prompts"),
+                      "tools/call": tools_call, "prompts/list": prompts_list,
+                      "prompts/get": prompts_get,
                       "resources/list": empty_catalogue("resources"),
                       "resources/templates/list": empty_catalogue("resourceTemplates"),
                       "resources/read": resources_read}

@@ -12,10 +12,13 @@ import json
 import pytest
 from mcp_types import _v2026_07_28 as wire
 
-from mcp_gateway.diagnostics import TOOLS as DIAGNOSTICS
+from mcp_gateway.conformance_tools import TOOLS as DIAGNOSTICS
 from mcp_gateway.tools import TOOLS
 from tests.mcp.test_stateless import META, stateless
 
+FIXTURES_FOR_SESSIONS = ["test_simple_text", "test_image_content", "test_audio_content",
+                         "test_embedded_resource", "test_multiple_content_types",
+                         "test_error_handling", "test_tool_with_progress"]
 SAMPLING = {**META, "io.modelcontextprotocol/clientCapabilities": {"sampling": {}}}
 ELICITATION = {**META, "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}}
 
@@ -50,10 +53,8 @@ def test_on_all_are_listed_at_2026_and_a_session_gets_only_the_tools_call_fixtur
         mcp_for, alice, on):
     listed = names(stateless(mcp_for(alice, initialize=False), "tools/list"))
     assert listed == [*TOOLS, *DIAGNOSTICS]
-    modern_only = {"test_missing_capability", "test_streaming_elicitation", "test_logging_tool"}
     session = mcp_for(alice)
-    assert names(session.request("tools/list")) == [
-        *TOOLS, *(name for name in DIAGNOSTICS if name not in modern_only)]
+    assert names(session.request("tools/list")) == [*TOOLS, *FIXTURES_FOR_SESSIONS]
     assert session.call("test_logging_tool", {})["error"]["code"] == -32602
     discovered = stateless(mcp_for(alice, initialize=False), "server/discover").json()["result"]
     assert discovered["capabilities"]["logging"] == {}
@@ -171,3 +172,82 @@ def test_an_unknown_log_level_is_400_naming_it(mcp_for, alice):
     assert response.status_code == 400
     assert response.json()["error"]["data"]["field"] == (
         "params._meta.io.modelcontextprotocol/logLevel")
+
+
+EVERYTHING = {**META, "io.modelcontextprotocol/clientCapabilities": {
+    "sampling": {}, "elicitation": {}, "roots": {}}}
+
+
+def call_tool(mcp, name: str, meta: dict = EVERYTHING, **params):
+    return stateless(mcp, "tools/call", {"name": name, "arguments": {}, **params}, meta=meta)
+
+
+def accept(**content) -> dict:
+    return {"action": "accept", "content": content}
+
+
+def test_a_multi_round_call_carries_its_answers_in_a_signed_state(mcp_for, alice, on):
+    mcp = mcp_for(alice, initialize=False)
+    name = "test_input_required_result_multi_round"
+    first = call_tool(mcp, name).json()["result"]
+    wire.InputRequiredResult.model_validate(first)
+    assert list(first["inputRequests"]) == ["step1"]
+    second = call_tool(mcp, name, inputResponses={"step1": accept(name="Alice")},
+                       requestState=first["requestState"]).json()["result"]
+    assert list(second["inputRequests"]) == ["step2"]
+    assert second["requestState"] != first["requestState"]
+    done = call_tool(mcp, name, inputResponses={"step2": accept(color="blue")},
+                     requestState=second["requestState"]).json()["result"]
+    assert done["content"][0]["text"] == "Alice's favourite colour is blue."
+
+
+@pytest.mark.parametrize("state", ["changed", "other tool", "other key"])
+def test_a_changed_or_foreign_request_state_is_refused(mcp_for, alice, bob, on, state):
+    mcp = mcp_for(alice, initialize=False)
+    name = "test_input_required_result_tampered_state"
+    issued = call_tool(mcp, name).json()["result"]["requestState"]
+    if state == "changed":
+        sent = issued + "-TAMPERED"
+    elif state == "other tool":
+        sent = call_tool(mcp, "test_input_required_result_request_state").json()[
+            "result"]["requestState"]
+    else:
+        sent = call_tool(mcp_for(bob, initialize=False), name).json()["result"]["requestState"]
+    refused = call_tool(mcp, name, inputResponses={"confirm": accept(ok=True)},
+                        requestState=sent)
+    assert refused.status_code == 400
+    assert refused.json()["error"]["data"]["field"] == "params.requestState"
+    done = call_tool(mcp, name, inputResponses={"confirm": accept(ok=True)},
+                     requestState=issued).json()["result"]
+    assert done["resultType"] == "complete"
+
+
+def test_only_declared_capabilities_are_asked_through(mcp_for, alice, on):
+    mcp = mcp_for(alice, initialize=False)
+    asked = call_tool(mcp, "test_input_required_result_capabilities", meta=SAMPLING).json()
+    assert [r["method"] for r in asked["result"]["inputRequests"].values()] == [
+        "sampling/createMessage"]
+    roots = call_tool(mcp, "test_input_required_result_list_roots",
+                      inputResponses={"client_roots": {"roots": [{"uri": "file:///r"}]}})
+    assert roots.json()["result"]["content"][0]["text"] == "The client's roots: file:///r"
+    null = call_tool(mcp, "test_input_required_result_elicitation", inputResponses=None)
+    assert null.json()["error"]["data"]["field"] == "params.inputResponses"
+
+
+def test_the_fixture_prompt_asks_inside_prompts_get_and_only_when_on(mcp_for, alice, settings):
+    mcp = mcp_for(alice, initialize=False)
+    name = "test_input_required_result_prompt"
+    get = {"name": name}
+    routed = {"Mcp-Name": name}
+    assert stateless(mcp, "prompts/list").json()["result"]["prompts"] == []
+    unknown = stateless(mcp, "prompts/get", get, meta=EVERYTHING, **routed)
+    assert (unknown.status_code, unknown.json()["error"]["data"]["field"]) == (400, "params.name")
+    settings.MCP_CONFORMANCE_TOOLS = True
+    assert [p["name"] for p in stateless(mcp, "prompts/list").json()["result"]["prompts"]] == [
+        name]
+    asked = stateless(mcp, "prompts/get", get, meta=EVERYTHING, **routed).json()["result"]
+    wire.InputRequiredResult.model_validate(asked)
+    done = stateless(mcp, "prompts/get", {**get, "inputResponses": {
+        "user_context": accept(context="billing")}}, meta=EVERYTHING, **routed).json()["result"]
+    wire.GetPromptResult.model_validate(done)
+    assert done["messages"][0]["content"]["text"].endswith("billing")

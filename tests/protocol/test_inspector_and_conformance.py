@@ -15,11 +15,17 @@ SCRIPT = Path(__file__).resolve().parent / "node" / "run-conformance.sh"
 TOOLS_CALL = ("tools-call-simple-text", "tools-call-image", "tools-call-audio",
               "tools-call-embedded-resource", "tools-call-mixed-content", "tools-call-error",
               "tools-call-with-progress")
+INPUT_REQUIRED = tuple(f"input-required-result-{name}" for name in (
+    "basic-elicitation", "basic-sampling", "basic-list-roots", "request-state",
+    "multiple-input-requests", "multi-round", "missing-input-response", "result-type",
+    "unsupported-methods", "tampered-state", "capability-check", "ignore-extra-params",
+    "validate-input", "non-tool-request"))
 SCENARIOS = {
     "2025-11-25": ("server-initialize", "server-session-lifecycle", "ping", "tools-list",
                    "dns-rebinding-protection", *TOOLS_CALL),
     "2026-07-28": ("server-stateless", "tools-list", "caching", "dns-rebinding-protection",
-                   "http-header-validation", "sep-2164-resource-not-found", *TOOLS_CALL),
+                   "http-header-validation", "sep-2164-resource-not-found", *TOOLS_CALL,
+                   *INPUT_REQUIRED),
 }
 # The checks of server-stateless that call the suite's diagnostic tools: without them the
 # suite reports these "Not testable"; here they must pass.
@@ -53,6 +59,10 @@ def test_inspector_lists_and_calls_and_conformance_scenarios_pass(conformance_li
     for version in SCENARIOS:  # each tools-call scenario's check is named as the scenario
         for name in TOOLS_CALL:
             assert (version, name) in passed, output
+    for name in ("sep-2322-elicitation-complete", "sep-2322-multi-round-r3",
+                 "sep-2322-reject-tampered-state", "sep-2322-non-tool-complete",
+                 "sep-2322-respect-client-capabilities"):
+        assert ("2026-07-28", name) in passed, output
     # A skip is the suite saying a check does not apply (no subscriptions, no listChanged),
     # never a diagnostic tool it could not find.
     skipped = {name for outcome, _, name, _ in checks if outcome == "skipped"}

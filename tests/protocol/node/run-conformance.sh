@@ -44,11 +44,16 @@ for _ in $(seq 50); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
 # against a server started with ECHO_MEMORY_CONFORMANCE_TOOLS=1: server-stateless calls three
 # diagnostic tools of the suite's reference server (test_missing_capability,
 # test_streaming_elicitation, test_logging_tool) and tools-call-* its fixtures
-# (test_simple_text, ...), which that setting serves. The other scenarios need prompts,
-# resources, completion, or sampling, elicitation and logging inside a 2025 session, which
-# a memory service does not have (docs/agents.md lists them).
+# (test_simple_text, ...) and input-required-result-* those of input_required results
+# (test_input_required_result_*, and one prompt), which that setting serves. The other
+# scenarios need prompts, resources or completion with content, or sampling, elicitation and
+# logging inside a 2025 session, which a memory service does not have (docs/agents.md).
 tools_call="tools-call-simple-text tools-call-image tools-call-audio tools-call-embedded-resource
   tools-call-mixed-content tools-call-error tools-call-with-progress"
+input_required=$(printf 'input-required-result-%s ' basic-elicitation basic-sampling \
+  basic-list-roots request-state multiple-input-requests multi-round missing-input-response \
+  result-type unsupported-methods tampered-state capability-check ignore-extra-params \
+  validate-input non-tool-request)
 results=$(mktemp -d)
 trap 'kill $proxy 2>/dev/null || true; rm -rf "$results"' EXIT
 failed=0
@@ -63,7 +68,7 @@ for scenario in server-initialize server-session-lifecycle ping tools-list dns-r
   conformance 2025-11-25 "$scenario" || failed=1
 done
 for scenario in server-stateless tools-list caching dns-rebinding-protection \
-    http-header-validation sep-2164-resource-not-found $tools_call; do
+    http-header-validation sep-2164-resource-not-found $tools_call $input_required; do
   conformance 2026-07-28 "$scenario" || failed=1
 done
 # Every check of every scenario, by name, from the suite's own records: each must pass, or
