@@ -52,7 +52,7 @@ def elicited(call: Call, key: str, field: str) -> Any:
     if action not in ("accept", "decline", "cancel"):
         raise bad_answer(key, ".action", "must be accept, decline or cancel")
     if action != "accept":
-        return f"({action}d)"
+        return {"decline": "(declined)", "cancel": "(cancelled)"}[action]
     content = answer.get("content")
     if not isinstance(content, dict) or field not in content:
         raise bad_answer(key, f".content.{field}", "is required: the form asked for it")

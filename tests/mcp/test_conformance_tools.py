@@ -251,3 +251,9 @@ def test_the_fixture_prompt_asks_inside_prompts_get_and_only_when_on(mcp_for, al
         "user_context": accept(context="billing")}}, meta=EVERYTHING, **routed).json()["result"]
     wire.GetPromptResult.model_validate(done)
     assert done["messages"][0]["content"]["text"].endswith("billing")
+
+
+def test_a_declined_elicitation_is_an_answer_not_a_fault(mcp_for, alice, on):
+    done = call_tool(mcp_for(alice, initialize=False), "test_input_required_result_elicitation",
+                     inputResponses={"user_name": {"action": "decline"}}).json()["result"]
+    assert done["content"][0]["text"] == "Hello, (declined)!"
