@@ -20,7 +20,7 @@ from functools import lru_cache
 from typing import Protocol
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import connection
 
 
 def clock() -> int:
@@ -85,7 +85,13 @@ class RedisRateLimiter:
 
 
 class DatabaseRateLimiter:
-    """The same sliding log as rows; an advisory lock per identity makes check-and-add atomic."""
+    """The same sliding log as rows; an advisory lock per identity makes check-and-add atomic.
+
+    One round trip: the lock and the statement go as one query string, which Postgres runs
+    as one implicit transaction (the lock is held to its end), and the statement's snapshot
+    is taken after the lock, so it sees every earlier request of this identity. (Inside a
+    caller's transaction the lock is held to that one's end instead, as before.)
+    """
 
     def hit(self, identity: str, *, limit: int, window_ms: int, now_ms: int,
             cost: int = 1) -> Decision:
@@ -93,15 +99,12 @@ class DatabaseRateLimiter:
         start = now - timedelta(milliseconds=window_ms)
         lock = int.from_bytes(hashlib.blake2b(f"ratelimit\x1f{identity}".encode(),
                                               digest_size=8).digest(), "big", signed=True)
-        with transaction.atomic(), connection.cursor() as cursor:
-            # An ephemeral counter (the table is UNLOGGED): the request need not wait for
-            # a WAL flush on commit. One round trip for both settings.
-            cursor.execute("SET LOCAL synchronous_commit = off; "
-                           f"SELECT pg_advisory_xact_lock({lock})")
-            # Expire, count and (if there is room) add in one statement; its snapshot is
-            # taken after the lock, so it sees every earlier request of this identity.
-            # `freeing` is the counted request whose expiry would make room for this hit.
+        with connection.cursor() as cursor:
+            # Expire, count and (if there is room) add in one statement. `freeing` is the
+            # counted request whose expiry would make room for this hit. The table is
+            # UNLOGGED (an ephemeral counter): its writes make no WAL for a commit to flush.
             cursor.execute(
+                "SELECT pg_advisory_xact_lock(%s); "
                 "WITH expired AS (DELETE FROM mcp_gateway_ratelimithit "
                 "WHERE identity = %s AND at <= %s), "
                 "live AS (SELECT count(*) AS hits FROM mcp_gateway_ratelimithit "
@@ -111,9 +114,10 @@ class DatabaseRateLimiter:
                 "SELECT hits, (SELECT at FROM mcp_gateway_ratelimithit "
                 "WHERE identity = %s AND at > %s ORDER BY at "
                 "OFFSET GREATEST(hits + %s - %s - 1, 0) LIMIT 1) FROM live",
-                [identity, start, identity, start, identity, now, cost, cost, limit,
+                [lock, identity, start, identity, start, identity, now, cost, cost, limit,
                  identity, start, cost, limit],
             )
+            cursor.nextset()  # past the lock's (empty) result, to the statement's
             hits, freeing = cursor.fetchone()
         if hits + cost <= limit:
             return Decision(True, limit, limit - hits - cost, 0)
