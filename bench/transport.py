@@ -196,8 +196,10 @@ def median_us(step, repeats: int) -> float:
 
 def where_the_time_goes(endpoint: str, key: str, redis_url: str | None,
                         repeats: int) -> list[tuple[str, float]]:
-    """Each step of a request before the engine, alone; and a whole request without one."""
+    """Each step a request takes before the engine, alone (in this process, on the same
+    database); and whole requests that reach no tool."""
     import httpx
+    from django.db import connection
 
     from accounts.principal import principal_from_key
     from mcp_gateway import ratelimit, sessions
@@ -215,20 +217,35 @@ def where_the_time_goes(endpoint: str, key: str, redis_url: str | None,
     def count() -> None:
         limiter.hit("bench:steps", limit=10**9, window_ms=60_000, now_ms=ratelimit.clock())
 
+    def key_from_database() -> None:
+        try:
+            from accounts import key_cache
+        except ImportError:  # a version that reads the key on every request
+            pass
+        else:
+            key_cache.forget()
+        principal_from_key(key)
+
+    def health_check() -> None:  # what CONN_HEALTH_CHECKS costs each request
+        connection.health_check_done = False
+        connection.close_if_health_check_failed()
+
+    steps = [
+        ("connection health check (Django's, per request)", health_check),
+        ("key lookup, read from the database", key_from_database),
+        ("key lookup, as a request finds it", lambda: principal_from_key(key)),
+        (f"rate-limit count ({backend})", count),
+        ("session lookup", lambda: sessions.session_for(principal, session)),
+    ]
+    results = [(label, median_us(step, repeats)) for label, step in steps]
     with httpx.Client(headers=headers_for(key, session), timeout=60) as http:
         def ping() -> None:
             assert http.post(endpoint, json={"jsonrpc": "2.0", "id": 1, "method": "ping"}
                              ).status_code == 200
 
-        return [
-            ("key lookup (principal_from_key)", median_us(lambda: principal_from_key(key),
-                                                          repeats)),
-            (f"rate-limit count ({backend})", median_us(count, repeats)),
-            ("session lookup (session_for)", median_us(
-                lambda: sessions.session_for(principal, session), repeats)),
-            ("whole HTTP request: ping over /mcp (every gate, no engine)",
-             median_us(ping, repeats)),
-        ]
+        results.append(("whole request: ping over /mcp (every gate, no tool)",
+                        median_us(ping, repeats)))
+    return results
 
 
 def load_box(args) -> tuple[Path, str]:
