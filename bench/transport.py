@@ -136,25 +136,43 @@ def post_call(http, endpoint: str, tool: str, i: int) -> float:
     return elapsed
 
 
-def paired(principal, endpoint: str, key: str, tool: str, calls: int) -> tuple[dict, dict]:
-    """Direct and HTTP (one client), alternating call by call."""
+def server_cpu(server_pid: int) -> float:
+    """CPU seconds the server's worker processes have used (user + system)."""
+    import psutil
+
+    return sum(sum(child.cpu_times()[:2]) for child in psutil.Process(server_pid).children())
+
+
+def paired(principal, endpoint: str, key: str, tool: str, calls: int,
+           server_pid: int) -> tuple[dict, dict]:
+    """Direct and HTTP (one client), alternating call by call. Besides the wall times, the
+    CPU each side spends per call (this thread for direct, the server's worker for HTTP;
+    Postgres's own is in neither), which a busy machine inflates much less."""
     import httpx
 
     from mcp_gateway.tools import TOOLS, call_tool
 
     session = open_session(endpoint, key)
-    direct_times, http_times = [], []
+    direct_times, http_times, direct_cpu = [], [], 0.0
     with httpx.Client(headers=headers_for(key, session), timeout=60) as http:
         for i in range(-5, calls):  # the first five warm both sides
+            if i == 0:
+                server_started = server_cpu(server_pid)
+            cpu = time.thread_time()
             started = time.perf_counter()
             call_tool(principal, TOOLS[tool], arguments(tool, i))
             elapsed = time.perf_counter() - started
+            cpu = time.thread_time() - cpu
             through_http = post_call(http, endpoint, tool, i)
             if i >= 0:
                 direct_times.append(elapsed)
                 http_times.append(through_http)
-    return ({"rps": len(direct_times) / sum(direct_times), "times": direct_times},
-            {"rps": len(http_times) / sum(http_times), "times": http_times})
+                direct_cpu += cpu
+    http_cpu = server_cpu(server_pid) - server_started
+    return ({"rps": len(direct_times) / sum(direct_times), "times": direct_times,
+             "cpu_ms": direct_cpu / calls * 1000},
+            {"rps": len(http_times) / sum(http_times), "times": http_times,
+             "cpu_ms": http_cpu / calls * 1000})
 
 
 def over_http(endpoint: str, key: str, tool: str, calls: int, clients: int) -> dict:
@@ -194,8 +212,8 @@ def median_us(step, repeats: int) -> float:
     return statistics.median(times) * 1e6
 
 
-def where_the_time_goes(endpoint: str, key: str, redis_url: str | None,
-                        repeats: int) -> list[tuple[str, float]]:
+def where_the_time_goes(endpoint: str, key: str, redis_url: str | None, repeats: int,
+                        server_pid: int) -> list[tuple[str, float]]:
     """Each step a request takes before the engine, alone (in this process, on the same
     database); and whole requests that reach no tool."""
     import httpx
@@ -243,8 +261,11 @@ def where_the_time_goes(endpoint: str, key: str, redis_url: str | None,
             assert http.post(endpoint, json={"jsonrpc": "2.0", "id": 1, "method": "ping"}
                              ).status_code == 200
 
-        results.append(("whole request: ping over /mcp (every gate, no tool)",
+        cpu = server_cpu(server_pid)
+        results.append(("whole request: ping over /mcp (every gate, no tool), wall",
                         median_us(ping, repeats)))
+        results.append(("the same: the server worker's CPU per ping",
+                        (server_cpu(server_pid) - cpu) / (repeats + 5) * 1e6))
     return results
 
 
@@ -335,10 +356,10 @@ def main() -> None:
                 time.sleep(0.2)
         rows = []
         for tool in ("query_memory", "write_episode"):
-            d, one = paired(principal, endpoint, key, tool, args.calls)
+            d, one = paired(principal, endpoint, key, tool, args.calls, server.pid)
             many = over_http(endpoint, key, tool, args.calls, args.clients)
             rows.append((tool, d, one, many))
-        steps = where_the_time_goes(endpoint, key, args.redis, args.calls)
+        steps = where_the_time_goes(endpoint, key, args.redis, args.calls, server.pid)
     finally:
         server.terminate()
         server.wait(30)
@@ -353,11 +374,13 @@ def main() -> None:
                               (f"HTTP /mcp, {args.clients} clients", many)):
             p50, p95 = percentiles(result["times"])
             print(f"| {tool} | {label} | {result['rps']:.0f} | {p50:.1f} | {p95:.1f} |")
-    print("\n| tool | p50 HTTP/direct | req/s direct/HTTP (1 client) |")
-    print("|---|---:|---:|")
+    print("\n| tool | p50 HTTP/direct | req/s direct/HTTP (1 client) | CPU ms/call direct "
+          "| CPU ms/call server (HTTP) |")
+    print("|---|---:|---:|---:|---:|")
     for tool, d, one, _ in rows:
         ratio = percentiles(one["times"])[0] / percentiles(d["times"])[0]
-        print(f"| {tool} | {ratio:.2f}x | {d['rps'] / one['rps']:.2f}x |")
+        print(f"| {tool} | {ratio:.2f}x | {d['rps'] / one['rps']:.2f}x | {d['cpu_ms']:.2f} "
+              f"| {one['cpu_ms']:.2f} |")
     print("\n| step (median of each alone) | µs |")
     print("|---|---:|")
     for label, micros in steps:

@@ -15,7 +15,6 @@ import math
 import secrets
 import time
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from typing import Protocol
 
@@ -95,33 +94,37 @@ class DatabaseRateLimiter:
 
     def hit(self, identity: str, *, limit: int, window_ms: int, now_ms: int,
             cost: int = 1) -> Decision:
-        now = datetime.fromtimestamp(now_ms / 1000, tz=UTC)
-        start = now - timedelta(milliseconds=window_ms)
         lock = int.from_bytes(hashlib.blake2b(f"ratelimit\x1f{identity}".encode(),
                                               digest_size=8).digest(), "big", signed=True)
         with connection.cursor() as cursor:
             # Expire, count and (if there is room) add in one statement. `freeing` is the
             # counted request whose expiry would make room for this hit. The table is
             # UNLOGGED (an ephemeral counter): its writes make no WAL for a commit to flush.
+            # Each value is passed once (`hit`), as times in milliseconds: quoting the
+            # parameters is most of this statement's cost in Python.
             cursor.execute(
                 "SELECT pg_advisory_xact_lock(%s); "
-                "WITH expired AS (DELETE FROM mcp_gateway_ratelimithit "
-                "WHERE identity = %s AND at <= %s), "
-                "live AS (SELECT count(*) AS hits FROM mcp_gateway_ratelimithit "
-                "WHERE identity = %s AND at > %s), "
+                "WITH hit AS (SELECT %s::varchar AS identity, "
+                "to_timestamp(%s / 1000.0) AS now, to_timestamp(%s / 1000.0) AS start, "
+                "%s::int AS cost, %s::int AS lim), "
+                "expired AS (DELETE FROM mcp_gateway_ratelimithit h USING hit "
+                "WHERE h.identity = hit.identity AND h.at <= hit.start), "
+                "live AS (SELECT count(*) AS hits FROM mcp_gateway_ratelimithit h, hit "
+                "WHERE h.identity = hit.identity AND h.at > hit.start), "
                 "added AS (INSERT INTO mcp_gateway_ratelimithit (identity, at) "
-                "SELECT %s, %s FROM live, generate_series(1, %s) WHERE live.hits + %s <= %s) "
-                "SELECT hits, (SELECT at FROM mcp_gateway_ratelimithit "
-                "WHERE identity = %s AND at > %s ORDER BY at "
-                "OFFSET GREATEST(hits + %s - %s - 1, 0) LIMIT 1) FROM live",
-                [lock, identity, start, identity, start, identity, now, cost, cost, limit,
-                 identity, start, cost, limit],
+                "SELECT hit.identity, hit.now FROM hit, live, generate_series(1, hit.cost) "
+                "WHERE live.hits + hit.cost <= hit.lim) "
+                "SELECT live.hits, (SELECT extract(epoch FROM h.at) * 1000 "
+                "FROM mcp_gateway_ratelimithit h WHERE h.identity = hit.identity "
+                "AND h.at > hit.start ORDER BY h.at "
+                "OFFSET GREATEST(live.hits + hit.cost - hit.lim - 1, 0) LIMIT 1) FROM live, hit",
+                [lock, identity, now_ms, now_ms - window_ms, cost, limit],
             )
             cursor.nextset()  # past the lock's (empty) result, to the statement's
             hits, freeing = cursor.fetchone()
         if hits + cost <= limit:
             return Decision(True, limit, limit - hits - cost, 0)
-        freeing_ms = int(freeing.timestamp() * 1000) if freeing else now_ms
+        freeing_ms = int(freeing) if freeing is not None else now_ms
         return Decision(False, limit, 0, _retry_after(freeing_ms, window_ms, now_ms))
 
 
