@@ -73,6 +73,9 @@ if EMBEDDED_DATABASE:
 DATABASES = {"default": env.db_url_config(_database_url)}
 DATABASES["default"]["CONN_MAX_AGE"] = env.int("DATABASE_CONN_MAX_AGE", default=60)
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # The same backend, checking a reused connection without a round trip (its docstring).
+    DATABASES["default"]["ENGINE"] = "echomem.postgres"
 # Every statement of a request, and every lock it waits for, is bounded: a runaway query
 # or a stuck lock is refused with a clear error instead of holding a worker (echomem/db.py).
 STATEMENT_TIMEOUT_MS = env.int("ECHO_MEMORY_STATEMENT_TIMEOUT_MS", default=15_000)
