@@ -15,6 +15,7 @@ import math
 import secrets
 import time
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Protocol
 
