@@ -10,7 +10,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.utils import timezone
 
-from accounts import keys
+from accounts import key_cache, keys
 from accounts.models import ApiKey, Membership
 from echomem.errors import AuthenticationFailed, ConfigurationError, NotFound
 
@@ -83,23 +83,42 @@ def principal_from_key(plaintext: str) -> Principal:
             field="Authorization", fix="copy the whole key, as shown when it was created",
         )
     prefix, secret = parsed
-    key = ApiKey.objects.filter(prefix=prefix).only(
-        "id", "account_id", "holder_id", "tool", "secret_hash", "default_memory_id",
-        "revoked_at", "last_used_at",
-    ).first()
+    key = key_cache.get(prefix) or _read_key(prefix)
     if key is None or not keys.secret_matches(secret, key.secret_hash):
         raise AuthenticationFailed(
             "the API key is not valid", field="Authorization",
             fix="create a new key in your dashboard; keys are shown only once",
         )
-    if key.revoked_at is not None:
+    if key.revoked:
         raise AuthenticationFailed(
             "the API key was revoked", field="Authorization",
             fix="use an active key, or create a new one in your dashboard",
         )
-    _touch(key)
+    _touch(prefix, key)
     return Principal(account_id=key.account_id, holder_id=key.holder_id, tool=key.tool,
                      key_id=key.id, default_memory_id=key.default_memory_id)
+
+
+def _read_key(prefix: str) -> key_cache.KeyRow | None:
+    """The key's row from the database, kept a moment for the next request."""
+    found = ApiKey.objects.filter(prefix=prefix).values_list(
+        "id", "account_id", "holder_id", "tool", "secret_hash", "default_memory_id",
+        "revoked_at", "last_used_at").first()
+    if found is None:
+        return None
+    key_id, account_id, holder_id, tool, secret_hash, memory_id, revoked_at, used = found
+    row = key_cache.KeyRow(id=key_id, account_id=account_id, holder_id=holder_id, tool=tool,
+                           secret_hash=secret_hash, default_memory_id=memory_id,
+                           revoked=revoked_at is not None, last_used_at=used)
+    key_cache.put(prefix, row)
+    return row
+
+
+def _touch(prefix: str, key: key_cache.KeyRow) -> None:
+    now = timezone.now()
+    if key.last_used_at is None or now - key.last_used_at >= LAST_USED_RESOLUTION:
+        ApiKey.objects.filter(pk=key.id).update(last_used_at=now)
+        key_cache.touched(prefix, now)
 
 
 def keyless_allowed_from(client_address: str | None) -> bool:
@@ -134,12 +153,6 @@ def self_hosted_principal() -> Principal:
         )
     return Principal(account_id=membership.account_id, holder_id=user.pk,
                      tool=settings.SELF_HOSTED_AGENT_ID or "agent")
-
-
-def _touch(key: ApiKey) -> None:
-    now = timezone.now()
-    if key.last_used_at is None or now - key.last_used_at >= LAST_USED_RESOLUTION:
-        ApiKey.objects.filter(pk=key.pk).update(last_used_at=now)
 
 
 WEB_TOOL = "web"

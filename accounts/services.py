@@ -6,7 +6,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
-from accounts import keys
+from accounts import key_cache, keys
 from accounts.models import Account, ApiKey, Membership
 from echomem.errors import Forbidden, NotFound, ValidationFailed
 from memories.audit import account_event
@@ -71,6 +71,11 @@ def api_key_revoke(*, key: ApiKey, actor_id: int | None = None) -> ApiKey:
         if revoked:
             account_event(account_id=key.account_id, actor_id=actor_id, action="key.revoked",
                           object_id=key.pk, after=_key_summary(key))
+            # Refused at once in this process; the others read the row again within
+            # key_cache.TTL_SECONDS. Forgotten again after the commit: a request of this
+            # process may read the row, still live, before the commit.
+            key_cache.forget(key.prefix)
+            transaction.on_commit(lambda: key_cache.forget(key.prefix))
     return key
 
 

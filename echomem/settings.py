@@ -73,6 +73,9 @@ if EMBEDDED_DATABASE:
 DATABASES = {"default": env.db_url_config(_database_url)}
 DATABASES["default"]["CONN_MAX_AGE"] = env.int("DATABASE_CONN_MAX_AGE", default=60)
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # The same backend, checking a reused connection without a round trip (its docstring).
+    DATABASES["default"]["ENGINE"] = "echomem.postgres"
 # Every statement of a request, and every lock it waits for, is bounded: a runaway query
 # or a stuck lock is refused with a clear error instead of holding a worker (echomem/db.py).
 STATEMENT_TIMEOUT_MS = env.int("ECHO_MEMORY_STATEMENT_TIMEOUT_MS", default=15_000)
@@ -353,6 +356,10 @@ MAX_BODY_BYTES = env.int("ECHO_MEMORY_MAX_BODY_BYTES",
 MAX_JSON_DEPTH = 64
 # Messages in one JSON-RPC batch (protocol 2025-03-26 only); each also counts as a request.
 MCP_MAX_BATCH_MESSAGES = env.int("ECHO_MEMORY_MAX_BATCH_MESSAGES", default=100)
+# The official MCP conformance suite's diagnostic tools (test_missing_capability, ...;
+# mcp_gateway/diagnostics.py), listed to 2026-07-28 requests only. For the conformance
+# run's own server (tests/protocol); never on in production: they are not memory tools.
+MCP_CONFORMANCE_TOOLS = env.bool("ECHO_MEMORY_CONFORMANCE_TOOLS", default=False)
 # Browser origins allowed to call /mcp and /api/v1 besides localhost ones (DNS rebinding).
 MCP_ALLOWED_ORIGINS = env.list("ECHO_MEMORY_ALLOWED_ORIGINS", default=[])
 

@@ -11,6 +11,10 @@ admin.site.site_header = "Echo Memory administration"
 admin.site.site_title = "Echo Memory"
 
 urlpatterns = [
+    # First: Django tries patterns in order, and /mcp and /api/v1 are the hot paths (an
+    # agent's every call); no page route begins with either.
+    path("", include("mcp_gateway.urls")),
+    path("api/v1/", include("api.urls")),
     path("", views.home, name="home"),
     path("healthz", views.healthz, name="healthz"),
     path("readyz", views.readyz, name="readyz"),
@@ -20,9 +24,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("billing/stripe/", include("billing.urls")),
     path("", include("web.urls")),
-    path("api/v1/", include("api.urls")),
     # Everything else under /api answers in the API's shape, not with an HTML page (and
     # not with Django's redirect to an added slash).
     re_path(r"^api(/.*)?$", api_not_found),
-    path("", include("mcp_gateway.urls")),
 ]

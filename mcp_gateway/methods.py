@@ -9,14 +9,17 @@ among protocol errors, since no tool ran.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
+
+from django.conf import settings
 
 from accounts.principal import Principal
 from echomem.errors import EchoError
 from echomem.request_context import NO_CONTEXT, RequestContext
-from mcp_gateway import versions
+from mcp_gateway import conformance_tools, stateless, versions
+from mcp_gateway.diagnostics import Call, Diagnostic
 from mcp_gateway.instructions import SERVER_INSTRUCTIONS
 from mcp_gateway.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, Message, RpcError
 from mcp_gateway.models import McpSession
@@ -38,6 +41,40 @@ class Context:
     principal: Principal
     session: McpSession | None  # None: a 2026-07-28 request, which keeps no session
     request: RequestContext = NO_CONTEXT
+    # 2026-07-28: the lowest log level the request asked for in its _meta; None sends none.
+    log_level: str | None = None
+    # The request's _meta.progressToken: progress is reported only for a request that asks.
+    progress_token: str | int | None = None
+    # Notifications for the client, sent before the reply on the same stream.
+    notifications: list[dict[str, Any]] = field(default_factory=list)
+
+    @classmethod
+    def for_request(cls, principal: Principal, session: McpSession | None, message: Message,
+                    request: RequestContext) -> Context:
+        meta = message.params.get("_meta")
+        meta = meta if isinstance(meta, dict) else {}
+        token = meta.get("progressToken")
+        return cls(principal=principal, session=session, request=request,
+                   log_level=meta.get(stateless.LOG_LEVEL_KEY) if session is None else None,
+                   progress_token=(token if isinstance(token, str | int)
+                                   and not isinstance(token, bool) else None))
+
+    def progress(self, progress: float, total: float, message: str) -> None:
+        if self.progress_token is None:
+            return
+        self.notifications.append({"jsonrpc": "2.0", "method": "notifications/progress",
+                                   "params": {"progressToken": self.progress_token,
+                                              "progress": progress, "total": total,
+                                              "message": message}})
+
+    def log(self, level: str, data: str) -> None:
+        """A log message for the client, if the request asked for this level or a lower one."""
+        levels = stateless.LOG_LEVELS
+        if self.log_level is None or levels.index(level) < levels.index(self.log_level):
+            return
+        self.notifications.append({"jsonrpc": "2.0", "method": "notifications/message",
+                                   "params": {"level": level, "logger": SERVER_NAME,
+                                              "data": data}})
 
 
 CAPABILITIES = {"tools": {"listChanged": False}}
@@ -63,7 +100,10 @@ def initialize_result(params: dict[str, Any]) -> dict[str, Any]:
 
 def discover(context: Context, params: dict[str, Any]) -> dict[str, Any]:
     """2026-07-28's server/discover: what initialize says, for clients that keep no session."""
-    return {"supportedVersions": list(versions.MODERN), "capabilities": STATELESS_CAPABILITIES,
+    capabilities = STATELESS_CAPABILITIES
+    if settings.MCP_CONFORMANCE_TOOLS:  # test_logging_tool sends log messages
+        capabilities = {**capabilities, "logging": {}}
+    return {"supportedVersions": list(versions.MODERN), "capabilities": capabilities,
             "instructions": SERVER_INSTRUCTIONS}
 
 
@@ -72,6 +112,22 @@ def empty_catalogue(member: str):
         return {member: []}
 
     return handler
+
+
+def prompts_list(context: Context, params: dict[str, Any]) -> dict[str, Any]:
+    served = conformance_tools.served_prompts(stateless=context.session is None)
+    return {"prompts": [listing for listing, _ in served.values()]}
+
+
+def prompts_get(context: Context, params: dict[str, Any]) -> dict[str, Any]:
+    name = params.get("name")
+    served = conformance_tools.served_prompts(stateless=context.session is None)
+    if not isinstance(name, str) or name not in served:
+        raise RpcError(INVALID_PARAMS, f"prompt {name!r} not found: this server offers no "
+                       "prompts (prompts/list is empty); its memory is reached through tools",
+                       data={"field": "params.name"})
+    _, run = served[name]
+    return run(Call(params, context))
 
 
 def resources_read(context: Context, params: dict[str, Any]) -> dict[str, Any]:
@@ -85,26 +141,35 @@ def ping(context: Context, params: dict[str, Any]) -> dict[str, Any]:
     return {}
 
 
+def served_tools(context: Context) -> dict[str, Any]:
+    """The memory tools, and the conformance suite's diagnostics when they are on."""
+    return {**TOOLS, **conformance_tools.served(stateless=context.session is None)}
+
+
 def tools_list(context: Context, params: dict[str, Any]) -> dict[str, Any]:
-    return {"tools": [
-        {"name": tool.name, "title": tool.title, "description": tool.description,
-         "inputSchema": tool.input_schema(), "outputSchema": tool.output_schema(),
-         "annotations": tool.annotations()}
-        for tool in TOOLS.values()
-    ]}
+    listed = []
+    for tool in served_tools(context).values():
+        entry = {"name": tool.name, "title": tool.title, "description": tool.description,
+                 "inputSchema": tool.input_schema(), "outputSchema": tool.output_schema(),
+                 "annotations": tool.annotations()}
+        listed.append({k: v for k, v in entry.items() if v is not None})
+    return {"tools": listed}
 
 
 def tools_call(context: Context, params: dict[str, Any]) -> dict[str, Any]:
     name = params.get("name")
-    tool = TOOLS.get(name) if isinstance(name, str) else None
+    served = served_tools(context)
+    tool = served.get(name) if isinstance(name, str) else None
     if tool is None:
         raise RpcError(INVALID_PARAMS,
                        f"unknown tool {name!r}; call tools/list for the names, which are "
-                       f"{', '.join(TOOLS)}", data={"field": "params.name"})
+                       f"{', '.join(served)}", data={"field": "params.name"})
     arguments = params.get("arguments", {})
     if arguments is not None and not isinstance(arguments, dict):
         raise RpcError(INVALID_PARAMS, "params.arguments must be a JSON object of the tool's "
                        "arguments", data={"field": "params.arguments"})
+    if isinstance(tool, Diagnostic):
+        return tool.call(params, context)
     try:
         output = call_tool(context.principal, tool, arguments, context.request)
     except EchoError as exc:
@@ -124,18 +189,19 @@ def tool_error(exc: EchoError) -> dict[str, Any]:
 HANDLERS = {"ping": ping, "tools/list": tools_list, "tools/call": tools_call}
 # 2026-07-28 removed initialize and ping; server/discover takes their place.
 STATELESS_HANDLERS = {"server/discover": discover, "tools/list": tools_list,
-                      "tools/call": tools_call, "prompts/list": empty_catalogue("prompts"),
+                      "tools/call": tools_call, "prompts/list": prompts_list,
+                      "prompts/get": prompts_get,
                       "resources/list": empty_catalogue("resources"),
                       "resources/templates/list": empty_catalogue("resourceTemplates"),
                       "resources/read": resources_read}
 
 
 def dispatch(context: Context, message: Message) -> dict[str, Any]:
-    stateless = context.session is None
-    handler = (STATELESS_HANDLERS if stateless else HANDLERS).get(message.method)
+    sessionless = context.session is None
+    handler = (STATELESS_HANDLERS if sessionless else HANDLERS).get(message.method)
     if handler is None:
         served = (", ".join(STATELESS_HANDLERS) + " (at 2026-07-28, without a session)"
-                  if stateless else f"initialize, {', '.join(HANDLERS)}")
+                  if sessionless else f"initialize, {', '.join(HANDLERS)}")
         raise RpcError(METHOD_NOT_FOUND,
                        f"method {message.method!r} is not served here; this tools-only server "
                        f"answers {served}", data={"field": "method"}, request_id=message.id)

@@ -15,12 +15,12 @@ import math
 import secrets
 import time
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Protocol
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import connection
 
 from mcp_gateway.models import RateLimitHit
 
@@ -87,39 +87,47 @@ class RedisRateLimiter:
 
 
 class DatabaseRateLimiter:
-    """The same sliding log as rows; an advisory lock per identity makes check-and-add atomic."""
+    """The same sliding log as rows; an advisory lock per identity makes check-and-add atomic.
+
+    One round trip: the lock and the statement go as one query string, which Postgres runs
+    as one implicit transaction (the lock is held to its end), and the statement's snapshot
+    is taken after the lock, so it sees every earlier request of this identity. (Inside a
+    caller's transaction the lock is held to that one's end instead, as before.)
+    """
 
     def hit(self, identity: str, *, limit: int, window_ms: int, now_ms: int,
             cost: int = 1) -> Decision:
-        now = datetime.fromtimestamp(now_ms / 1000, tz=UTC)
-        start = now - timedelta(milliseconds=window_ms)
         lock = int.from_bytes(hashlib.blake2b(f"ratelimit\x1f{identity}".encode(),
                                               digest_size=8).digest(), "big", signed=True)
-        with transaction.atomic(), connection.cursor() as cursor:
-            # An ephemeral counter (the table is UNLOGGED): the request need not wait for
-            # a WAL flush on commit. One round trip for both settings.
-            cursor.execute("SET LOCAL synchronous_commit = off; "
-                           f"SELECT pg_advisory_xact_lock({lock})")
-            # Expire, count and (if there is room) add in one statement; its snapshot is
-            # taken after the lock, so it sees every earlier request of this identity.
-            # `freeing` is the counted request whose expiry would make room for this hit.
+        with connection.cursor() as cursor:
+            # Expire, count and (if there is room) add in one statement. `freeing` is the
+            # counted request whose expiry would make room for this hit. The table is
+            # UNLOGGED (an ephemeral counter): its writes make no WAL for a commit to flush.
+            # Each value is passed once (`hit`), as times in milliseconds: quoting the
+            # parameters is most of this statement's cost in Python.
             cursor.execute(
-                "WITH expired AS (DELETE FROM mcp_gateway_ratelimithit "
-                "WHERE identity = %s AND at <= %s), "
-                "live AS (SELECT count(*) AS hits FROM mcp_gateway_ratelimithit "
-                "WHERE identity = %s AND at > %s), "
+                "SELECT pg_advisory_xact_lock(%s); "
+                "WITH hit AS (SELECT %s::varchar AS identity, "
+                "to_timestamp(%s / 1000.0) AS now, to_timestamp(%s / 1000.0) AS start, "
+                "%s::int AS cost, %s::int AS lim), "
+                "expired AS (DELETE FROM mcp_gateway_ratelimithit h USING hit "
+                "WHERE h.identity = hit.identity AND h.at <= hit.start), "
+                "live AS (SELECT count(*) AS hits FROM mcp_gateway_ratelimithit h, hit "
+                "WHERE h.identity = hit.identity AND h.at > hit.start), "
                 "added AS (INSERT INTO mcp_gateway_ratelimithit (identity, at) "
-                "SELECT %s, %s FROM live, generate_series(1, %s) WHERE live.hits + %s <= %s) "
-                "SELECT hits, (SELECT at FROM mcp_gateway_ratelimithit "
-                "WHERE identity = %s AND at > %s ORDER BY at "
-                "OFFSET GREATEST(hits + %s - %s - 1, 0) LIMIT 1) FROM live",
-                [identity, start, identity, start, identity, now, cost, cost, limit,
-                 identity, start, cost, limit],
+                "SELECT hit.identity, hit.now FROM hit, live, generate_series(1, hit.cost) "
+                "WHERE live.hits + hit.cost <= hit.lim) "
+                "SELECT live.hits, (SELECT extract(epoch FROM h.at) * 1000 "
+                "FROM mcp_gateway_ratelimithit h WHERE h.identity = hit.identity "
+                "AND h.at > hit.start ORDER BY h.at "
+                "OFFSET GREATEST(live.hits + hit.cost - hit.lim - 1, 0) LIMIT 1) FROM live, hit",
+                [lock, identity, now_ms, now_ms - window_ms, cost, limit],
             )
+            cursor.nextset()  # past the lock's (empty) result, to the statement's
             hits, freeing = cursor.fetchone()
         if hits + cost <= limit:
             return Decision(True, limit, limit - hits - cost, 0)
-        freeing_ms = int(freeing.timestamp() * 1000) if freeing else now_ms
+        freeing_ms = int(freeing) if freeing is not None else now_ms
         return Decision(False, limit, 0, _retry_after(freeing_ms, window_ms, now_ms))
 
 

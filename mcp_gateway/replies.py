@@ -84,6 +84,19 @@ def reply(payload: Any, media_type: str, *, status: int = 200,
     return response
 
 
+def accepts_stream(accept: str | None) -> bool:
+    """May this reply be an event stream (several messages), whatever it prefers for one?"""
+    return accept is None or not accept.strip() or _quality(accept, SSE) > 0
+
+
+def stream(messages: list[Any]) -> HttpResponse:
+    """Several messages on one response stream, each its own event: the reply comes last."""
+    body = "".join(f"event: message\ndata: {encode(message)}\n\n" for message in messages)
+    response = HttpResponse(body, content_type=SSE)
+    response["Cache-Control"] = "no-cache"
+    return response
+
+
 def accepted() -> HttpResponse:
     """Notifications and responses from the client: 202 with no body."""
     response = HttpResponse(status=202)

@@ -7,6 +7,7 @@ import secrets
 from datetime import timedelta
 
 from django.conf import settings
+from django.db import connection
 from django.utils import timezone
 
 from accounts.principal import Principal
@@ -48,12 +49,18 @@ def session_for(principal: Principal, session_id: str) -> McpSession:
     if not SESSION_ID.fullmatch(session_id):
         raise _gone()
     now = timezone.now()
-    session = McpSession.objects.filter(
-        id=session_id, owner=principal.identity, ended_at__isnull=True,
-        last_seen_at__gte=now - _idle_limit(),
-    ).first()
-    if session is None:
+    # A plain query: this runs on every request of a session, and composing it through
+    # the ORM cost more than the indexed lookup it makes.
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT protocol_version, last_seen_at FROM mcp_gateway_mcpsession "
+                       "WHERE id = %s AND owner = %s AND ended_at IS NULL "
+                       "AND last_seen_at >= %s",
+                       [session_id, principal.identity, now - _idle_limit()])
+        row = cursor.fetchone()
+    if row is None:
         raise _gone()
+    session = McpSession.from_db(connection.alias, ["id", "protocol_version", "last_seen_at"],
+                                 (session_id, *row))
     if now - session.last_seen_at >= TOUCH_RESOLUTION:
         McpSession.objects.filter(pk=session.pk).update(last_seen_at=now)
     return session

@@ -33,11 +33,17 @@ from mcp_gateway.jsonrpc import (
 
 PROTOCOL_VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
 CLIENT_CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
+# A request asks for log messages (notifications/message) by naming a level here; without
+# it the server sends none. Levels in rising severity (RFC 5424).
+LOG_LEVEL_KEY = "io.modelcontextprotocol/logLevel"
+LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo"
 VERSION_HEADER = "MCP-Protocol-Version"
 METHOD_HEADER = "Mcp-Method"
 NAME_HEADER = "Mcp-Name"
 HEADER_MISMATCH = -32020
+# The request needs a client capability its _meta does not declare (error.data names it).
+MISSING_CAPABILITY = -32021
 # The body member each method mirrors into Mcp-Name (we serve only tools/call of these).
 NAME_MEMBER = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 # The tool list and what discover says change only when the server is upgraded, and are
@@ -46,7 +52,8 @@ CACHE_HINTS = {"ttlMs": 600_000, "cacheScope": "public"}
 CACHEABLE = frozenset({"server/discover", "tools/list", "prompts/list", "resources/list",
                        "resources/templates/list"})
 HTTP_STATUS = {PARSE_ERROR: 400, INVALID_REQUEST: 400, INVALID_PARAMS: 400, HEADER_MISMATCH: 400,
-               versions.UNSUPPORTED_PROTOCOL_VERSION: 400, METHOD_NOT_FOUND: 404}
+               MISSING_CAPABILITY: 400, versions.UNSUPPORTED_PROTOCOL_VERSION: 400,
+               METHOD_NOT_FOUND: 404}
 BASE64_WRAPPED = re.compile(r"=\?base64\?(?P<payload>.*)\?=")
 
 
@@ -94,6 +101,10 @@ def check(message: Message, headers: Mapping[str, str]) -> None:
         raise _refused(INVALID_PARAMS, f"params._meta[{PROTOCOL_VERSION_KEY!r}] must be a "
                        "string such as 2026-07-28", f"params._meta.{PROTOCOL_VERSION_KEY}",
                        message)
+    if meta.get(LOG_LEVEL_KEY, LOG_LEVELS[0]) not in LOG_LEVELS:
+        raise _refused(INVALID_PARAMS, f"params._meta[{LOG_LEVEL_KEY!r}] must be one of "
+                       f"{', '.join(LOG_LEVELS)} (or left out for no log messages)",
+                       f"params._meta.{LOG_LEVEL_KEY}", message)
     if version not in versions.MODERN:
         raise versions.unsupported(version, versions.MODERN, message.id,
                                    ": name one of them in params._meta and in the "
@@ -141,9 +152,10 @@ def _refused(code: int, text: str, field: str, message: Message) -> RpcError:
 
 
 def shape(method: str, result: dict[str, Any], server_info: dict[str, str]) -> dict[str, Any]:
-    """A handler's result as 2026-07-28 sends it: typed, signed with our identity, cache hints."""
-    shaped = {**result, "resultType": "complete",
+    """A handler's result as 2026-07-28 sends it: typed (complete unless it asks the client for
+    input first), signed with our identity, cache hints."""
+    shaped = {"resultType": "complete", **result,
               "_meta": {**result.get("_meta", {}), SERVER_INFO_KEY: server_info}}
-    if method in CACHEABLE:
+    if method in CACHEABLE and shaped["resultType"] == "complete":
         shaped.update(CACHE_HINTS)
     return shaped

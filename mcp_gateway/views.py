@@ -159,9 +159,9 @@ def _single(request: HttpRequest, principal: Principal, payload, media: str) -> 
     session = _session(request, principal, message.id)
     if not message.is_request:
         return replies.accepted()
-    context = methods.Context(principal=principal, session=session,
-                              request=RequestContext.from_headers(request.headers))
-    return replies.reply(_answer(context, message), media)
+    context = methods.Context.for_request(principal, session, message,
+                                          RequestContext.from_headers(request.headers))
+    return _reply(request, context, _answer(context, message), media)
 
 
 def _stateless(request: HttpRequest, principal: Principal, payload, media: str) -> HttpResponse:
@@ -175,14 +175,22 @@ def _stateless(request: HttpRequest, principal: Principal, payload, media: str) 
         # cancels); clients still send some, and they are acknowledged as before.
         return replies.accepted()
     stateless.check(message, request.headers)
-    context = methods.Context(principal=principal, session=None,
-                              request=RequestContext.from_headers(request.headers))
+    context = methods.Context.for_request(principal, None, message,
+                                          RequestContext.from_headers(request.headers))
     body = _answer(context, message)
     if "result" in body:
         body["result"] = stateless.shape(message.method, body["result"], methods.server_info())
-        return replies.reply(body, media)
+        return _reply(request, context, body, media)
     status = stateless.status_of(body["error"])
     return replies.reply(body, media if status == 200 else replies.JSON, status=status)
+
+
+def _reply(request: HttpRequest, context: methods.Context, body: dict, media: str):
+    # Notifications the request asked for (progress, log messages) go first on its own
+    # response stream; a client that takes no stream gets the reply alone.
+    if context.notifications and replies.accepts_stream(request.headers.get("Accept")):
+        return replies.stream([*context.notifications, body])
+    return replies.reply(body, media)
 
 
 def _initialize(principal: Principal, message: Message, media: str) -> HttpResponse:

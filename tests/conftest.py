@@ -80,6 +80,15 @@ def fresh_plan_rates():
 
 
 @pytest.fixture(autouse=True)
+def fresh_key_cache():
+    """Each process keeps the key rows it read for half a second; a test starts without
+    another's (accounts/key_cache.py)."""
+    from accounts import key_cache
+
+    key_cache.forget()
+
+
+@pytest.fixture(autouse=True)
 def no_server_tracebacks(request):
     """Fail a test whose requests logged a traceback, unless it injects the fault itself.
 

@@ -4,7 +4,7 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from accounts import keys
+from accounts import key_cache, keys
 from accounts.models import ApiKey
 from accounts.principal import principal_from_authorization, principal_from_key
 from accounts.services import api_key_create, api_key_revoke
@@ -77,10 +77,15 @@ def test_a_key_only_ever_speaks_for_its_own_account(alice, charlie):
     assert principal_from_key(alice.plaintext).account_id != charlie.account.pk
 
 
-def test_principal_is_resolved_in_one_indexed_query(alice, django_assert_num_queries):
+def test_principal_is_resolved_in_one_indexed_query_then_kept_a_moment(
+        alice, django_assert_num_queries):
     principal_from_key(alice.plaintext)  # first use also records last_used_at
+    key_cache.forget()
     with django_assert_num_queries(1):
         principal_from_key(alice.plaintext)
+    # The next requests within key_cache.TTL_SECONDS are answered from this process's memory.
+    with django_assert_num_queries(0):
+        assert principal_from_key(alice.plaintext).key_id == alice.key.pk
     with connection.cursor() as cursor:
         cursor.execute("SET enable_seqscan = off")  # a tiny table would be scanned anyway
         cursor.execute("EXPLAIN SELECT * FROM accounts_apikey WHERE prefix = %s",

@@ -51,3 +51,9 @@ def test_debug_in_production_fails_the_deploy_checklist(tmp_path):
     result = check_deploy(production_env(tmp_path, DEBUG="1"))
     assert result.returncode != 0
     assert "security.W018" in result.stderr
+
+
+def test_the_conformance_suites_tools_fail_the_deploy_checklist(tmp_path):
+    result = check_deploy(production_env(tmp_path, ECHO_MEMORY_CONFORMANCE_TOOLS="1"))
+    assert result.returncode != 0
+    assert "mcp_gateway.W001" in result.stderr

@@ -10,6 +10,8 @@ itself is proven in tests/mcp/test_rate_limit.py.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import httpx
@@ -37,10 +39,11 @@ class Live:
                             ).status_code
 
 
-@pytest.fixture(scope="session")
-def live(tmp_path_factory) -> Live:
+@contextmanager
+def serving(tmp_path_factory, **settings: str) -> Iterator[Live]:
     home = tmp_path_factory.mktemp("protocol-home")
-    env = cli_env(home, ECHO_MEMORY_INDEXING="inline", ECHO_MEMORY_RATE_LIMIT_PER_MINUTE="100000")
+    env = cli_env(home, ECHO_MEMORY_INDEXING="inline", ECHO_MEMORY_RATE_LIMIT_PER_MINUTE="100000",
+                  **settings)
     setup = run_cli("quickstart", "--no-serve", env=env, timeout=300)
     assert setup.returncode == 0, setup.stderr
     key = KEY.search(setup.stdout)[1]
@@ -54,3 +57,17 @@ def live(tmp_path_factory) -> Live:
         server.stop()
     logged = server_tracebacks(server.output())
     assert not logged, f"the protocol server logged {len(logged)} traceback(s):\n{logged[0]}"
+
+
+@pytest.fixture(scope="session")
+def live(tmp_path_factory) -> Iterator[Live]:
+    with serving(tmp_path_factory) as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def conformance_live(tmp_path_factory) -> Iterator[Live]:
+    """A live server that also serves the conformance suite's diagnostic tools, as only
+    the suite's own run should (ECHO_MEMORY_CONFORMANCE_TOOLS)."""
+    with serving(tmp_path_factory, ECHO_MEMORY_CONFORMANCE_TOOLS="1") as server:
+        yield server
