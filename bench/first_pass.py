@@ -10,8 +10,8 @@ and what the first query after a 500-fact write costs.
    fitted by least squares over every (question, fact) pair, without the answers: the
    constants the product uses are printed beside it.
 2. write cost: write_episode, one writer, 20 facts per episode, --facts facts a round,
-   rounds alternating ECHO_MEMORY_FIRST_PASS on and off in one instance (indexer
-   manual, so nothing else runs); facts/s per round and the median of each.
+   rounds alternating ECHO_MEMORY_FIRST_PASS on and off (and which goes first) in one
+   instance (indexer manual, so nothing else runs); facts/s per round, median of each.
 3. first query after a 500-fact write: the single box as shipped (indexer thread,
    query budget as configured), --episodes times: write a 500-fact episode, then at
    once query_memory with a question; p50 / p95 of that call, with the query's own
@@ -82,8 +82,9 @@ def write_cost(rounds: int, total: int) -> None:
     facts = corpus.facts(total * rounds * 2, names)
     rates: dict[bool, list[float]] = {True: [], False: []}
     offset = 0
-    for _ in range(rounds):
-        for enabled in (True, False):
+    for turn in range(rounds):
+        # Alternating which goes first, so a machine warming up or slowing down is shared.
+        for enabled in ((True, False) if turn % 2 == 0 else (False, True)):
             settings.ECHO_MEMORY_FIRST_PASS = enabled
             started = time.perf_counter()
             for start in range(offset, offset + total, 20):
@@ -108,7 +109,7 @@ def first_query(episodes: int) -> None:
 
     from memories.schemas import QueryMemoryArgs, WriteEpisodeArgs, parse
     from memories.selectors import query_memory
-    from memories.services import write_episode
+    from memories.services import memory_create, write_episode
 
     names = corpus.people(300)
     budget = settings.ECHO_MEMORY_QUERY_EMBED_FACTS
@@ -117,20 +118,23 @@ def first_query(episodes: int) -> None:
     for label, facts_budget in ((f"query budget {budget} facts (as shipped)", budget),
                                 ("query budget 0 (first pass only)", 0)):
         settings.ECHO_MEMORY_QUERY_EMBED_FACTS = facts_budget
-        principal, _ = bench_principal(f"agent{facts_budget}")
+        principal, account = bench_principal(f"agent{facts_budget}")
         seconds, found = [], 0
         for n in range(episodes):
+            # A memory of its own each time: the episode is all it holds, as on a first write.
+            memory = f"day-{n}"
+            memory_create(account_id=account.pk, name=memory)
             batch = corpus.facts(499, names, seed=100 + n)
-            batch.insert(n * 97 % 500, TARGET | {"relation_type": f"travelled_to_{n}"})
+            batch.insert(n * 97 % 500, TARGET)
             entities = sorted({f[k] for f in batch for k in ("source", "target")})
             write_episode(principal, parse(WriteEpisodeArgs, {
-                "scope": "shared", "assume_new": n == 0, "session_id": f"day-{n}",
-                "facts": batch, "entities": [{"name": e, "type": "thing"} for e in entities]}))
+                "scope": "shared", "memory": memory, "assume_new": True, "facts": batch,
+                "entities": [{"name": e, "type": "thing"} for e in entities]}))
             started = time.perf_counter()
             reply = query_memory(principal, parse(QueryMemoryArgs, {
-                "scope": "shared", "query": QUESTION, "top_k": 10}))
+                "scope": "shared", "memory": memory, "query": QUESTION, "top_k": 10}))
             seconds.append(time.perf_counter() - started)
-            found += any(f["relation_type"] == f"travelled_to_{n}" and "vector" in f["matched"]
+            found += any(f["fact"] == TARGET["fact"] and "vector" in f["matched"]
                          for f in reply["facts"])
         print(f"   {label}: p50 {statistics.median(seconds) * 1000:.0f} ms, "
               f"p95 {percentile(seconds, 95) * 1000:.0f} ms, target found by meaning "

@@ -11,6 +11,10 @@ mean of per-wordpiece vectors, each the model's own embedding of that wordpiece 
   so "the" counts for little and "kubernetes" for a lot.
 - Centering: every wordpiece vector shares a common direction; subtracting the mean
   makes cosines between first-pass vectors and the model's vectors meaningful.
+- No episode context: the model weighs a fact's neighbours by attention, a mean cannot,
+  and with two unrelated neighbours a fact's own words were a third of its vector (a
+  500-fact episode's paraphrased fact fell out of the top ten). The indexer's vector,
+  with context, replaces it.
 - Calibration: a first-pass cosine runs lower than the model's cosine for the same pair.
   query_memory ranks both kinds in one list, so a first-pass cosine is mapped onto the
   model's scale by a straight line fitted, without labels, on every (question, fact) pair

@@ -9,7 +9,6 @@ from datetime import datetime
 from functools import partial
 from typing import Any
 
-from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
@@ -232,7 +231,7 @@ def _write_episode(
              f.position, principal.holder_id, principal.tool, principal.key_id, now,
              f.valid_at, f.invalid_at, f.search_text, first_pass_literal)
             for f, first_pass_literal in zip(
-                rows, first_pass.literals(_with_context(new_rows)), strict=True)
+                rows, first_pass.literals([f.search_text for f in rows]), strict=True)
         ], casts={"first_pass_embedding": "::halfvec"}))
     bulk.execute(*bulk.combine(statements))
 
@@ -411,15 +410,6 @@ def record_recall_save(principal: Principal, args: RecordRecallSaveArgs) -> dict
     return {"recorded": True, "recall_save_id": str(save.pk), "fact_id": str(fact.pk),
             "writer": writer, "reader": reader, "memory": memory.name, "units": 0}
 
-
-
-def _with_context(rows: dict[int, EdgeRow]) -> list[str]:
-    """Each row's text after the facts written just before it in the episode, in position
-    order: the text the indexer embeds (memories/indexing.py), for the first-pass vector."""
-    context = settings.ECHO_MEMORY_EMBED_CONTEXT
-    return [" ".join([*(rows[p].search_text for p in range(position - context, position)
-                        if p in rows), rows[position].search_text])
-            for position in sorted(rows)]
 
 
 def _vector(values) -> str:

@@ -196,9 +196,10 @@ def test_a_500_fact_episode_is_found_by_meaning_on_the_next_call(engine, charlie
     settings.ECHO_MEMORY_QUERY_EMBED_FACTS = 0
     if importing:
         bulk(Engine(charlie.principal), episodes=3, per_episode=500)
-    written = engine.write(**five_hundred_facts_with(HIKE, at=0))
+    # In the middle: the indexer would embed it with two unrelated facts of context.
+    written = engine.write(**five_hundred_facts_with(HIKE, at=250))
     assert written["stored"] and len(written["edges_created"]) == 500
-    fact_id = written["edges_created"][0]["fact_id"]
+    fact_id = written["edges_created"][250]["fact_id"]  # in position order
     assert Fact.objects.get(pk=fact_id).embedding is None
 
     reply = engine.query(PARAPHRASE)
