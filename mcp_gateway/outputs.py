@@ -120,9 +120,10 @@ class QueryMemoryResult(_Read):
     memory: str
     scope: str
     facts_pending_vector: int = Field(
-        description="Facts of this memory and scope still waiting for their vector: found "
-                    "by words only, not yet by meaning. While it is above 0, recall by "
-                    "meaning is partial; ask again shortly for the settled answer.")
+        description="Facts of this memory and scope still waiting for the model's vector: "
+                    "found by words and by a quick first-pass vector, not yet by the model. "
+                    "While it is above 0, recall by meaning is approximate; ask again "
+                    "shortly for the settled answer.")
 
 
 class Anchor(_Out):

@@ -107,8 +107,9 @@ TOOLS: dict[str, Tool] = {tool.name: tool for tool in [
             "recent facts instead (omit query). valid_as_of asks what was true in the world at a "
             "time (from the facts' valid_at / invalid_at); as_of asks what the memory held at "
             "a time (what it knew then); both together: what it knew then about that time. "
-            "facts_pending_vector counts facts not yet embedded (just bulk-written): while it "
-            "is above 0 they are found by words only, so recall by meaning is partial. "
+            "facts_pending_vector counts facts not yet embedded by the model (just "
+            "bulk-written): while it is above 0 they are found by words and a quick first-pass "
+            "vector, so recall by meaning is approximate. "
             "Costs one unit per fact returned."),
         args=QueryMemoryArgs, output=outputs.QueryMemoryResult, run=selectors.query_memory,
         read_only=True, idempotent=True,

@@ -109,7 +109,8 @@ def pending_count() -> int:
 
 
 def facts_pending_vector(memory_id: int, partition: str) -> int:
-    """How many of the partition's facts still wait for their vector (found by words only)."""
+    """How many of the partition's facts still wait for the model's vector (found by words
+    and their first-pass vector until then)."""
     with connection.cursor() as cursor:
         cursor.execute("SELECT count(*) FROM memories_fact WHERE memory_id = %s "
                        "AND partition = %s AND embedding IS NULL", [memory_id, partition])

@@ -218,3 +218,40 @@ def test_a_write_is_stored_while_the_broker_is_down_and_the_sweep_embeds_it(flee
     app.send_task("memories.tasks.index_waiting", queue=fleet.queue)
     wait_for(lambda: embedded(fleet, ids) == 2, "the sweep embedded the facts")
     assert_clean_json_log(worker, fleet.key, *texts)
+
+
+def test_a_500_fact_episode_is_found_by_meaning_on_the_next_call_with_a_worker(fleet):
+    web = fleet.web()
+    fleet.worker()
+    tag = secrets.token_hex(3)
+    facts = [{"source": f"Courier {tag}", "target": f"Harbour office {tag}",
+              "relation_type": f"delivered_{i}", "confidence": "extracted",
+              "fact": f"Courier {tag} delivered parcel {i} to the harbour office"}
+             for i in range(499)]
+    # Shares no word with the question below: only a vector can find it.
+    facts.insert(250, {"source": "Alice", "target": "Kyoto", "relation_type": "travelled_to",
+                       "fact": "Alice spent her spring holiday hiking near Kyoto",
+                       "confidence": "extracted"})
+    entities = [{"name": f"Courier {tag}", "type": "person"},
+                {"name": f"Harbour office {tag}", "type": "place"},
+                {"name": "Alice", "type": "person"}, {"name": "Kyoto", "type": "city"}]
+    with fleet.tools(web) as tools:
+        written = tools.post("/write_episode", json={
+            "scope": "shared", "session_id": f"day-{tag}", "assume_new": True,
+            "entities": entities, "facts": facts})
+        assert written.status_code == 200, written.text
+        target = written.json()["edges_created"][250]["fact_id"]  # in position order
+        question = {"scope": "shared", "query": "Who went trekking in the mountains during "
+                                                "a vacation?"}
+
+        first = tools.post("/query_memory", json=question).json()
+        hit = next(fact for fact in first["facts"] if fact["fact_id"] == target)
+        assert "vector" in hit["matched"], first["facts"]
+        assert first["facts_pending_vector"] > 0  # the worker had not caught up
+
+        # Once the episode is embedded (by the worker; the first query's own budget may
+        # have taken a few), the reply says nothing waits.
+        ids = [edge["fact_id"] for edge in written.json()["edges_created"]]
+        wait_for(lambda: embedded(fleet, ids) == 500, "the episode embedded", timeout=600)
+        settled = tools.post("/query_memory", json=question).json()
+    assert settled["facts_pending_vector"] == 0
