@@ -221,7 +221,9 @@ def test_a_write_is_stored_while_the_broker_is_down_and_the_sweep_embeds_it(flee
 
 
 def test_a_500_fact_episode_is_found_by_meaning_on_the_next_call_with_a_worker(fleet):
-    web = fleet.web()
+    """Written through one web process, found by its first-pass vector at once; embedded by
+    the worker, then found through another web process by the worker's vector."""
+    web, other_web = fleet.web(), fleet.web()
     fleet.worker()
     tag = secrets.token_hex(3)
     facts = [{"source": f"Courier {tag}", "target": f"Harbour office {tag}",
@@ -253,5 +255,9 @@ def test_a_500_fact_episode_is_found_by_meaning_on_the_next_call_with_a_worker(f
         # have taken a few), the reply says nothing waits.
         ids = [edge["fact_id"] for edge in written.json()["edges_created"]]
         wait_for(lambda: embedded(fleet, ids) == 500, "the episode embedded", timeout=600)
-        settled = tools.post("/query_memory", json=question).json()
+    # Through the other web process: the worker's vectors, nothing waiting.
+    with fleet.tools(other_web) as tools:
+        settled = tools.post("/query_memory", json=question | {"top_k": 50}).json()
     assert settled["facts_pending_vector"] == 0
+    assert [fact["matched"] for fact in settled["facts"] if fact["fact_id"] == target] == [
+        ["vector"]], settled["facts"]
