@@ -80,13 +80,10 @@ def literals(texts: Sequence[str]) -> list[str | None]:
 
     if not settings.ECHO_MEMORY_FIRST_PASS:
         return [None] * len(texts)
-    return ["[" + ",".join(map(str, row.tolist())) + "]"
+    # A text of digits and punctuation only has no word to stand on: no vector, as a
+    # zero vector has no direction to compare.
+    return ["[" + ",".join(map(str, row.tolist())) + "]" if row.any() else None
             for row in np.rint(vectors(texts) * 4096).astype(np.int32)]
-
-
-def calibrated(cosine: float) -> float:
-    """A first-pass cosine on the model's scale (what the same pair would score settled)."""
-    return CALIBRATION_SCALE * cosine + CALIBRATION_OFFSET
 
 
 def ensure() -> Path:
