@@ -241,19 +241,21 @@ def _bulk_memory(account, name: str, facts: int, superseded: int) -> dict[str, o
     def rows(count, at, offset=0):
         return [(uuid.uuid4(), memory.pk, "shared", sources[n % 100], hub, f"rel{n}",
                  f"fact number {n}", "extracted", None, "", "", episodes[n // 500], n % 500,
-                 None, "bulk", None, at, None, None, f"fact number {n}")
+                 None, "bulk", None, at, None, None, f"fact number {n}", None)
                 for n in range(offset, offset + count)]
+
+    casts = {"first_pass_embedding": "::halfvec"}
 
     old = rows(superseded, now - timedelta(days=1))
     live = rows(facts, now)
     # The old versions go first and are superseded before their successors take the key
     # (the successor ids are known; the foreign key is checked at commit).
     if old:
-        bulk.execute(*bulk.insert_statement("memories_fact", FACT_COLUMNS, old))
+        bulk.execute(*bulk.insert_statement("memories_fact", FACT_COLUMNS, old, casts))
         bulk.execute("UPDATE memories_fact f SET superseded_at = %s, superseded_by_id = v.new "
                      "FROM unnest(%s::uuid[], %s::uuid[]) AS v(old, new) WHERE f.id = v.old",
                      [now, [r[0] for r in old], [r[0] for r in live[:superseded]]])
-    bulk.execute(*bulk.insert_statement("memories_fact", FACT_COLUMNS, live))
+    bulk.execute(*bulk.insert_statement("memories_fact", FACT_COLUMNS, live, casts))
     second_page = Fact.objects.filter(memory=memory, superseded_at__isnull=True).count() > 50
     return {"name": name, "hub": hub, "episode": episodes[-1], "paginated": second_page}
 
