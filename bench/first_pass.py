@@ -32,17 +32,13 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench import corpus
+from bench.engine_perf import percentile
 from bench.setup import bench_principal, fresh_instance
 
 RUNBOOKS = Path(__file__).resolve().parent / "data" / "runbooks"
 TARGET = {"source": "Alice", "target": "Kyoto", "relation_type": "travelled_to",
           "fact": "Alice spent her spring holiday hiking near Kyoto", "confidence": "extracted"}
 QUESTION = "Who went trekking in the mountains during a vacation?"
-
-
-def percentile(values: list[float], p: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
 
 
 def quality() -> None:

@@ -28,15 +28,11 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench.engine_perf import percentile
 from bench.setup import bench_principal, fresh_instance
 
 WORDS = ("invoice", "shipment", "refund", "ledger", "customer", "warehouse", "audit",
          "payment", "order", "supplier")
-
-
-def percentile(values: list[float], p: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
 
 
 def episode(tag: str, size: int) -> dict:

@@ -124,11 +124,17 @@ def _tokenizer():
 
 
 def _model_digest() -> str:
+    """Names the model the table was built from: its tokenizer and config, and the
+    weights' size and first megabyte (hashing all 90 MB cost every process a read)."""
     from memories.embeddings import MODEL_DIR
 
     sha = hashlib.sha256()
-    for name in ("model.safetensors", "tokenizer.json"):
+    for name in ("tokenizer.json", "config.json"):
         sha.update((MODEL_DIR / name).read_bytes())
+    weights = MODEL_DIR / "model.safetensors"
+    sha.update(str(weights.stat().st_size).encode())
+    with weights.open("rb") as handle:
+        sha.update(handle.read(1 << 20))
     return sha.hexdigest()[:16]
 
 
