@@ -81,6 +81,14 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
        group=1, flags=re.IGNORECASE),
 )
 
+# What every pattern above needs somewhere in the text (a superset, case ignored): one
+# search here spares the fifteen passes on the text that has none, which is nearly all of
+# it (a 20-fact write redacts about 150 strings).
+_MAY_HOLD_A_SECRET = re.compile(
+    r"-----BEGIN|<redacted>|sk-|gh[pousr]_|github_pat_|AKIA|ASIA|xox|[sr]k_|AIza|em_|"
+    r"bearer|://|pass|pwd|secret|(?:api|access|private)[_-]?key|token|credential",
+    re.IGNORECASE)
+
 
 @dataclass(frozen=True)
 class Redactor:
@@ -94,9 +102,10 @@ class Redactor:
         if not self.enabled or not value:
             return value, 0
         total = 0
-        for pattern in SECRET_PATTERNS:
-            value, count = _replace(pattern.regex, pattern.group, pattern.kind, value)
-            total += count
+        if _MAY_HOLD_A_SECRET.search(value):
+            for pattern in SECRET_PATTERNS:
+                value, count = _replace(pattern.regex, pattern.group, pattern.kind, value)
+                total += count
         for regex in self.user_patterns:
             value, count = _replace(regex, 0, "custom", value)
             total += count

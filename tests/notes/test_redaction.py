@@ -10,10 +10,18 @@ from __future__ import annotations
 import logging
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from echomem.errors import ValidationFailed
 from memories import indexing
-from memories.redaction import Redactor, check_user_patterns, redaction_settings_save
+from memories.redaction import (
+    _MAY_HOLD_A_SECRET,
+    SECRET_PATTERNS,
+    Redactor,
+    check_user_patterns,
+    redaction_settings_save,
+)
 from tests.engine.conftest import database_text
 from tests.notes.conftest import note
 
@@ -171,3 +179,15 @@ def test_the_admin_refuses_a_bad_pattern_next_to_its_field(client, alice):
         "name": alice.account.name, "redact_secrets": "on",
         "redaction_patterns": '["ACME-[0-9]{6}"]'})
     assert good.is_valid(), good.errors
+
+
+@pytest.mark.parametrize("pattern", SECRET_PATTERNS, ids=[p.kind for p in SECRET_PATTERNS])
+def test_the_quick_screen_passes_every_text_a_pattern_would_redact(pattern):
+    """Redaction skips its patterns on text the screen rejects, so the screen must accept
+    whatever any pattern matches."""
+    @settings(max_examples=300, derandomize=True, database=None)
+    @given(st.from_regex(pattern.regex))
+    def check(text):
+        assert _MAY_HOLD_A_SECRET.search(text), text
+
+    check()
