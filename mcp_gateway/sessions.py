@@ -1,16 +1,23 @@
-"""MCP sessions: opened by initialize, bound to the caller, slid forward on use, ended by DELETE."""
+"""MCP sessions: opened by initialize, bound to the caller, slid forward on use, ended by DELETE.
+
+Each process keeps the sessions it has just read for TTL_SECONDS (echomem/short_memory.py),
+so a session's requests cost no lookup while they come fast: a session ended or expired
+through another process is refused here within that bound, and at once in the process
+that ended it.
+"""
 
 from __future__ import annotations
 
 import re
 import secrets
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db import connection
+from django.db import connection, transaction
 from django.utils import timezone
 
 from accounts.principal import Principal
+from echomem.short_memory import ShortMemory
 from mcp_gateway.jsonrpc import RpcError
 from mcp_gateway.models import McpSession
 
@@ -20,6 +27,11 @@ GONE = ("session not found: it ended, expired or was never issued to this key; s
         "initialize again (without Mcp-Session-Id) to open a new one")
 # What session_open issues (token_urlsafe(32): 43 characters); anything else was never issued.
 SESSION_ID = re.compile(r"[A-Za-z0-9_-]{20,64}")
+TTL_SECONDS = 0.5
+# (session id, owner) -> (protocol version, last_seen_at) as last read or touched here.
+_recent: ShortMemory[tuple[str, str], tuple[str, datetime]] = ShortMemory(
+    TTL_SECONDS, max_entries=10_000)
+forget = _recent.forget
 
 
 def _gone() -> RpcError:
@@ -49,20 +61,25 @@ def session_for(principal: Principal, session_id: str) -> McpSession:
     if not SESSION_ID.fullmatch(session_id):
         raise _gone()
     now = timezone.now()
-    # A plain query: this runs on every request of a session, and composing it through
-    # the ORM cost more than the indexed lookup it makes.
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT protocol_version, last_seen_at FROM mcp_gateway_mcpsession "
-                       "WHERE id = %s AND owner = %s AND ended_at IS NULL "
-                       "AND last_seen_at >= %s",
-                       [session_id, principal.identity, now - _idle_limit()])
-        row = cursor.fetchone()
+    key = (session_id, principal.identity)
+    row = _recent.get(key)
     if row is None:
+        # A plain query: this runs on every request of a session, and composing it
+        # through the ORM cost more than the indexed lookup it makes.
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT protocol_version, last_seen_at FROM mcp_gateway_mcpsession "
+                           "WHERE id = %s AND owner = %s AND ended_at IS NULL",
+                           [session_id, principal.identity])
+            row = cursor.fetchone()
+        if row is not None:
+            _recent.put(key, row)
+    if row is None or row[1] < now - _idle_limit():
         raise _gone()
     session = McpSession.from_db(connection.alias, ["id", "protocol_version", "last_seen_at"],
                                  (session_id, *row))
     if now - session.last_seen_at >= TOUCH_RESOLUTION:
         McpSession.objects.filter(pk=session.pk).update(last_seen_at=now)
+        _recent.update(key, lambda kept: (kept[0], now))
     return session
 
 
@@ -73,6 +90,10 @@ def session_end(principal: Principal, session_id: str) -> None:
     ).update(ended_at=timezone.now())
     if not ended:
         raise _gone()
+    # Refused here from now on, and again after the commit (a request of this process
+    # may read the row back in between).
+    forget((session_id, principal.identity))
+    transaction.on_commit(lambda: forget((session_id, principal.identity)))
 
 
 def sessions_expire() -> int:

@@ -81,11 +81,13 @@ def fresh_plan_rates():
 
 @pytest.fixture(autouse=True)
 def fresh_key_cache():
-    """Each process keeps the key rows it read for half a second; a test starts without
-    another's (accounts/key_cache.py)."""
+    """Each process keeps the key and MCP session rows it read for half a second; a test
+    starts without another's (echomem/short_memory.py)."""
     from accounts import key_cache
+    from mcp_gateway import sessions
 
     key_cache.forget()
+    sessions.forget()
 
 
 @pytest.fixture(autouse=True)

@@ -1,4 +1,4 @@
-"""A key refused here is refused by every serving process within a second.
+"""A key (or MCP session) refused here is refused by every serving process within a second.
 
 Each process keeps the key rows it read for a moment (accounts/key_cache.py), so that a
 request's key costs no query. Here two `echo-memory serve` processes share this test's
@@ -126,3 +126,21 @@ def test_no_process_answers_from_a_deleted_memory(transactional_db, bases, alice
         result = unnamed.json()["result"]
         assert (result["error"]["code"] == "not_found" if result["isError"]
                 else result["structuredContent"]["memory"] == "default"), result
+
+
+def test_an_ended_session_is_refused_by_every_process_within_a_second(
+        transactional_db, bases, alice):
+    """Sessions are kept like keys (mcp_gateway/sessions.py): one ended through the first
+    process is refused by the second within the bound, and at once by the first."""
+    first = McpClient(bases[0], alice.plaintext)
+    second = McpClient(bases[1], alice.plaintext)
+    second.http.headers["Mcp-Session-Id"] = first.http.headers["Mcp-Session-Id"]
+    assert [first.rpc("ping", {}).status_code, second.rpc("ping", {}).status_code] == [200, 200]
+    assert first.http.delete("/mcp").status_code in (200, 204)
+    changed_at = time.monotonic()
+    assert first.rpc("ping", {}).status_code == 404
+    while (reply := second.rpc("ping", {})).status_code != 404:
+        assert reply.status_code == 200, reply.text
+        assert time.monotonic() - changed_at < BOUND_SECONDS, (
+            "the second process still answered an ended session after the bound")
+        time.sleep(0.02)
