@@ -111,10 +111,20 @@ def pending_count() -> int:
 def facts_pending_vector(memory_id: int, partition: str) -> int:
     """How many of the partition's facts still wait for the model's vector (found by words
     and their first-pass vector until then)."""
+    return partition_counts(memory_id, partition)[0]
+
+
+def partition_counts(memory_id: int, partition: str) -> tuple[int, int]:
+    """The partition's facts waiting for their vector, and those indexed (the word
+    statistics' count, replaced versions included), in one round trip."""
     with connection.cursor() as cursor:
-        cursor.execute("SELECT count(*) FROM memories_fact WHERE memory_id = %s "
-                       "AND partition = %s AND embedding IS NULL", [memory_id, partition])
-        return cursor.fetchone()[0]
+        cursor.execute("SELECT (SELECT count(*) FROM memories_fact WHERE memory_id = %s "
+                       "AND partition = %s AND embedding IS NULL), (SELECT "
+                       "coalesce(max(documents), 0) FROM memories_corpusstat "
+                       "WHERE memory_id = %s AND partition = %s)",
+                       [memory_id, partition, memory_id, partition])
+        pending, indexed = cursor.fetchone()
+        return pending, indexed
 
 
 def _index_batch(size: int) -> int:

@@ -45,7 +45,8 @@ HNSW_EF_SEARCH = 64
 # A partition of at most this many indexed facts is searched exactly (every live vector
 # read through the partition's index): the HNSW graph, one for every memory, can miss a
 # lone fact among near-duplicates, and for a small memory inside a big index it spends its
-# scan on other memories' facts. Exact read 4,000 vectors in under 3 ms here.
+# scan on other memories' facts. Exact read 4,000 vectors in under 3 ms here. The caller
+# decides by indexing.partition_counts, which each query reads anyway.
 EXACT_SEARCH_MAX = 4000
 # How many of a partition's facts still waiting for the indexer are searched by their
 # first-pass vector (memories/first_pass.py), newest first.
@@ -190,8 +191,11 @@ class Hit:
 
 def vector_candidates(
     memory_id: int, partition: str, query_vector: np.ndarray, limit: int, window: Window,
-    corpus: Corpus = FACTS,
+    corpus: Corpus = FACTS, *, exact: bool = False,
 ) -> list[Candidate]:
+    """The nearest facts (or notes) by cosine. `exact` (a partition of at most
+    EXACT_SEARCH_MAX indexed facts, read live) reads every vector instead of the HNSW
+    index; reads of the past always take the index."""
     where, params = window.sql()
     literal = "[" + ",".join(f"{x:.7g}" for x in query_vector.tolist()) + "]"
     # savepoint=False: inside query_memory's transaction this adds no round trips.
@@ -205,22 +209,14 @@ def vector_candidates(
                 f"FROM {corpus.table} f WHERE f.memory_id = %s AND f.partition = %s "
                 f"AND f.embedding IS NOT NULL AND {where} ORDER BY distance LIMIT %s")
         near_params = [literal, memory_id, partition, *params, limit]
-        if corpus is FACTS and window == Window():
-            # Exact or HNSW by the partition's size, decided inside the statement: each
-            # branch's size test is a one-time filter, so the other branch never runs.
-            # The exact branch's inner LIMIT keeps its sort off the HNSW index, and bounds
-            # its work should the count ever fall behind the partition.
-            size = ("(SELECT coalesce(max(c.documents), 0) FROM memories_corpusstat c "
-                    "WHERE c.memory_id = %s AND c.partition = %s)")
-            rows = ("SELECT f.id, f.embedding <=> %s::halfvec AS distance, f.source_id, "
-                    f"f.target_id FROM memories_fact f WHERE {size} {{}} %s "
-                    "AND f.memory_id = %s AND f.partition = %s AND f.embedding IS NOT NULL "
-                    f"AND {where}")
-            near = (f"(SELECT * FROM ({rows.format('<=')} LIMIT %s) e ORDER BY e.distance "
-                    f"LIMIT %s) UNION ALL ({rows.format('>')} ORDER BY distance LIMIT %s)")
-            branch = [literal, memory_id, partition, EXACT_SEARCH_MAX, memory_id, partition,
-                      *params]
-            near_params = [*branch, 2 * EXACT_SEARCH_MAX, limit, *branch, limit]
+        if exact and corpus is FACTS and window == Window():
+            # The inner LIMIT keeps the sort off the HNSW index, and bounds the work should
+            # the partition's count ever fall behind it.
+            near = ("SELECT * FROM (SELECT f.id, f.embedding <=> %s::halfvec AS distance, "
+                    "f.source_id, f.target_id FROM memories_fact f WHERE f.memory_id = %s "
+                    f"AND f.partition = %s AND f.embedding IS NOT NULL AND {where} LIMIT %s) e "
+                    "ORDER BY e.distance LIMIT %s")
+            near_params = [literal, memory_id, partition, *params, 2 * EXACT_SEARCH_MAX, limit]
         if corpus is not FACTS:
             cursor.execute(f"WITH near AS MATERIALIZED ({near}) "
                            "SELECT id, 1 - distance, source_id, target_id FROM near "

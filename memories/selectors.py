@@ -125,13 +125,14 @@ def query_memory(principal: Principal, args: QueryMemoryArgs) -> dict[str, Any]:
     partition = partition_for(principal, args.scope)
     window = search.Window(include_superseded=args.include_superseded, as_of=args.as_of,
                            valid_as_of=args.valid_as_of)
-    # One indexed count; the settling below costs nothing more when nothing waits.
-    pending = indexing.facts_pending_vector(memory.pk, partition)
+    # One round trip of indexed counts; the settling below costs nothing more when nothing
+    # waits, and a small partition is searched exactly.
+    pending, indexed = indexing.partition_counts(memory.pk, partition)
     if pending and embedding is not None:
         # Read-your-writes: what was just written is searched with its settled vector.
         indexing.settle(memory.pk, partition, facts=settings.ECHO_MEMORY_QUERY_EMBED_FACTS,
                         seconds=settings.ECHO_MEMORY_QUERY_EMBED_SECONDS)
-        pending = indexing.facts_pending_vector(memory.pk, partition)
+        pending, indexed = indexing.partition_counts(memory.pk, partition)
     if embedding is None:
         with transaction.atomic():
             rows = list(facts_for_view(
@@ -149,7 +150,7 @@ def query_memory(principal: Principal, args: QueryMemoryArgs) -> dict[str, Any]:
             mentioned = (search.mentioned_entities(memory.pk, partition, args.query)
                          if search.ENTITY_WEIGHT else set())
             vector = search.vector_candidates(memory.pk, partition, embedding.result(), pool,
-                                              window)
+                                              window, exact=indexed <= search.EXACT_SEARCH_MAX)
             hits = search.fuse(vector, text, args.top_k, mentioned)
         found = len(hits)
         # Paid for before anything is read out for the reply, in a transaction of its own.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections import defaultdict
 from dataclasses import dataclass
 
 import pytest
@@ -107,3 +108,29 @@ def no_server_tracebacks(request):
     if catcher.records and not request.node.get_closest_marker("injects_server_fault"):
         shown = "\n".join(f"{r.name}: {r.getMessage()}" for r in catcher.records)
         pytest.fail(f"the server logged {len(catcher.records)} traceback(s):\n{shown}")
+
+
+_suite_seconds: dict[str, float] = defaultdict(float)
+
+
+def _suite_of(nodeid: str) -> str:
+    from tests.budgets import BUDGETS
+
+    return next((suite for suite in BUDGETS if nodeid.startswith(suite + "/")), "the rest")
+
+
+def pytest_runtest_logreport(report):
+    _suite_seconds[_suite_of(report.nodeid)] += report.duration
+
+
+def pytest_terminal_summary(terminalreporter):
+    """Each expensive suite's time in this run beside its CI budget (tests/budgets.py)."""
+    from tests.budgets import BUDGETS, REST
+
+    if not _suite_seconds:
+        return
+    terminalreporter.section("suite times against their CI budgets (tests/budgets.py)")
+    for suite, seconds in sorted(_suite_seconds.items(), key=lambda item: -item[1]):
+        budget = BUDGETS.get(suite, REST).seconds
+        flag = "  OVER BUDGET" if seconds > budget else ""
+        terminalreporter.write_line(f"{suite:<16} {seconds:7.1f} s of {budget:4d} s{flag}")
