@@ -27,7 +27,7 @@ shared_buffers --shared-buffers, the rest default), one account, one memory:
    capturing its SQL, and the SQL is replayed on a plain cursor, timed: every statement
    (raw, all) and only the candidate statements (word statistics, word candidates, the
    SET LOCALs and the vector candidates: raw, candidates). HTTP / raw ratios follow.
-3. Recall. Each question's captured vector statement (50 candidates, ef_search 64,
+3. Recall. Each question's captured vector statement (50 candidates, the service's ef_search,
    iterative scan, as the service runs it) against the same statement with
    enable_indexscan off (a parallel sequential scan: exact). recall@10 is the share of
    the exact 10 nearest among the HNSW statement's first 10; recall@50 the same for
@@ -203,13 +203,24 @@ def is_candidate(sql: str) -> bool:
     return any(marker in sql for marker in CANDIDATE_MARKERS)
 
 
+def _service_ef_value() -> int:
+    from memories.search import HNSW_EF_SEARCH
+
+    return HNSW_EF_SEARCH
+
+
+def _service_ef() -> str:
+    return f"SET LOCAL hnsw.ef_search = {_service_ef_value()}; "
+
+
 def vector_statement(sqls: list[str]) -> str:
     return next(s for s in sqls if "embedding <=>" in s)
 
 
 def recall(statements: list[list[str]], ef_values: list[int]) -> dict:
-    """HNSW at each ef_search (64 is how the service runs it: 50 candidates, iterative
-    scan) against exact search, per question; with each statement's time in Postgres."""
+    """HNSW at each ef_search (the service's is search.HNSW_EF_SEARCH, with 50 candidates
+    and iterative scans) against exact search, per question; with each statement's time
+    in Postgres."""
     from django.db import connection, transaction
 
     found: dict[int, list[list]] = {ef: [] for ef in ef_values}
@@ -267,8 +278,8 @@ def candidates_inside(statements: list[list[str]]) -> list[float]:
         total = 0.0
         for sql in sqls:
             if "embedding <=>" in sql:
-                total += execution_ms(sql, "SET LOCAL hnsw.ef_search = 64; "
-                                           "SET LOCAL hnsw.iterative_scan = relaxed_order")
+                total += execution_ms(
+                    sql, _service_ef() + "SET LOCAL hnsw.iterative_scan = relaxed_order")
             elif "search_vector @@" in sql:
                 total += execution_ms(sql, "SET LOCAL cpu_operator_cost = 0.05")
             elif "memories_termstat" in sql:
@@ -405,7 +416,8 @@ def main() -> None:
     parser.add_argument("--keep", default=None,
                         help="a new directory to keep the box in (stopped) after the run")
     parser.add_argument("--ef-search", type=int, nargs="+", default=[64, 128, 256],
-                        help="hnsw.ef_search values whose recall is measured (64: the service)")
+                        help="hnsw.ef_search values whose recall is measured (the service: "
+                             "memories.search.HNSW_EF_SEARCH)")
     parser.add_argument("--explain", type=int, default=1,
                         help="EXPLAIN ANALYZE the candidate SQL of this many slowest questions")
     args = parser.parse_args()
@@ -517,7 +529,7 @@ def run(args, home: Path, redis_url: str, began: float) -> None:
                                   "over HTTP)", explain(sql, "SET LOCAL cpu_operator_cost = 0.05")))
             plans.append((f"vector candidates ({measured[i]!r})", explain(
                 vector_statement(statements[i]),
-                "SET LOCAL hnsw.ef_search = 64; SET LOCAL hnsw.iterative_scan = relaxed_order")))
+                _service_ef() + "SET LOCAL hnsw.iterative_scan = relaxed_order")))
 
         log("writes with Celery workers embedding")
         processes.append(start_process(
@@ -592,7 +604,8 @@ def report(args, timings, load_seconds, load_sizes, write_sizes, http_ms, raw_al
           "statement in Postgres p50 / p95 ms |")
     print("|---:|---:|---:|---:|---:|---:|")
     for ef, r in hnsw["ef"].items():
-        print(f"| {ef}{' (service)' if ef == 64 else ''} | {r['at10']:.3f} | {r['below']} | "
+        service = " (service)" if ef == _service_ef_value() else ""
+        print(f"| {ef}{service} | {r['at10']:.3f} | {r['below']} | "
               f"{r['min10']:.1f} | {r['at50']:.3f} | {r['ms'][0]:.1f} / {r['ms'][1]:.1f} |")
     print(f"\nload average during the run: {os.getloadavg()[0]:.1f} (1 min), "
           f"{os.getloadavg()[2]:.1f} (15 min)")
