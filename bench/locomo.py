@@ -146,6 +146,9 @@ def main() -> None:
     settled_r10 = sum(r["r@10"] for r in theirs) / len(theirs)
     print(f"\nhybrid recall@10: immediate {fresh_r10:.3f}, settled {settled_r10:.3f} "
           f"(difference {fresh_r10 - settled_r10:+.3f})")
+    print("per conversation, immediate / settled: " + ", ".join(
+        f"{sample['sample_id']} {r10(fresh, sample['sample_id']):.3f} / "
+        f"{r10(settled, sample['sample_id']):.3f}" for sample in samples))
     latencies = sorted(fresh["latencies"])
     print(f"immediate: {fresh['waiting_questions']} of {fresh['questions']} questions met "
           f"facts still waiting for their vector; query_memory p50 "
@@ -153,6 +156,11 @@ def main() -> None:
           f"{latencies[int(len(latencies) * 0.95)] * 1000:.0f} ms, max "
           f"{latencies[-1] * 1000:.0f} ms (the first question of a conversation pays for "
           "embedding what the indexer has not reached)")
+
+
+def r10(run: dict, group: str) -> float:
+    rows = run["totals"][("hybrid", group)]
+    return sum(r["r@10"] for r in rows) / len(rows) if rows else 0.0
 
 
 def run_protocol(principal, account, samples, *, immediate: bool, cached=None,
@@ -196,6 +204,7 @@ def run_protocol(principal, account, samples, *, immediate: bool, cached=None,
                 figures = score(ranked, evidence)
                 totals[(retriever, CATEGORIES[category])].append(figures)
                 totals[(retriever, "overall")].append(figures)
+                totals[(retriever, sample["sample_id"])].append(figures)
     return {"totals": totals, "turns": turns, "questions": questions, "skipped": skipped,
             "elapsed": time.perf_counter() - started, "latencies": latencies,
             "waiting_questions": waiting_questions}
