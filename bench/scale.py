@@ -280,7 +280,7 @@ def candidates_inside(statements: list[list[str]]) -> list[float]:
             if "embedding <=>" in sql:
                 total += execution_ms(
                     sql, _service_ef() + "SET LOCAL hnsw.iterative_scan = relaxed_order")
-            elif "search_vector @@" in sql:
+            elif "WITH candidates AS" in sql:
                 total += execution_ms(sql, "SET LOCAL cpu_operator_cost = 0.05")
             elif "memories_termstat" in sql:
                 total += execution_ms(sql)
@@ -524,7 +524,7 @@ def run(args, home: Path, redis_url: str, began: float) -> None:
         plans = []
         for i in slowest:
             for sql in statements[i]:
-                if "search_vector @@" in sql:
+                if "WITH candidates AS" in sql:
                     plans.append((f"word candidates ({measured[i]!r}, {http_ms[i]:.0f} ms "
                                   "over HTTP)", explain(sql, "SET LOCAL cpu_operator_cost = 0.05")))
             plans.append((f"vector candidates ({measured[i]!r})", explain(

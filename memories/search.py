@@ -139,11 +139,25 @@ class Corpus:
     stats: str
 
 
+# The indexer counts a fact's words when it stores its vector. Until then the newest
+# waiting facts (as many as the vector search reads by first-pass vector) are counted when
+# searched, so a question asked right after a write weighs its words as it will later:
+# without them a conversation just written had no statistics at all, and words alone found
+# 0.525 of LoCoMo's evidence in the top 10 instead of 0.637.
 FACTS = Corpus(
     table="memories_fact", ends="f.source_id, f.target_id",
-    stats=("SELECT q.lexeme, coalesce(t.df, 0), c.documents, c.tokens FROM "
+    stats=("WITH waiting AS MATERIALIZED (SELECT f.search_vector FROM memories_fact f "
+           "WHERE f.memory_id = %(memory)s AND f.partition = %(partition)s "
+           "AND f.embedding IS NULL ORDER BY f.created_at DESC, f.position DESC "
+           "LIMIT %(waiting)s), "
+           "w AS (SELECT count(*) AS documents, coalesce(sum(length(search_vector)), 0) "
+           "AS tokens FROM waiting) "
+           "SELECT q.lexeme, coalesce(t.df, 0) + CASE WHEN w.documents = 0 THEN 0 ELSE "
+           "(SELECT count(*) FROM waiting WHERE search_vector @@ "
+           "quote_literal(q.lexeme)::tsquery) END, "
+           "coalesce(c.documents, 0) + w.documents, coalesce(c.tokens, 0) + w.tokens FROM "
            f"unnest(tsvector_to_array(to_tsvector('{TEXT_SEARCH_CONFIG}', %(query)s))) "
-           "AS q(lexeme) "
+           "AS q(lexeme) CROSS JOIN w "
            "LEFT JOIN LATERAL (SELECT df FROM memories_termstat WHERE memory_id = %(memory)s "
            "AND partition = %(partition)s AND term = q.lexeme LIMIT 1) t ON true "
            "LEFT JOIN memories_corpusstat c ON c.memory_id = %(memory)s "
@@ -256,7 +270,7 @@ def text_candidates(
         # One unique-index probe per word (LATERAL ... LIMIT 1), whatever the statistics
         # say: a fresh box that has not been analyzed yet hash-joined the whole table.
         cursor.execute(corpus.stats, {"query": query, "memory": memory_id,
-                                      "partition": partition})
+                                      "partition": partition, "waiting": FIRST_PASS_SCAN})
         rows = cursor.fetchall()
         if not rows:
             return []

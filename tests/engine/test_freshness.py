@@ -207,3 +207,28 @@ def test_a_500_fact_episode_is_found_by_meaning_on_the_next_call(engine, charlie
     hit = next(f for f in reply["facts"] if f["fact_id"] == fact_id)
     assert hit["rank"] <= 3 and "vector" in hit["matched"], reply["facts"]
     assert reply["facts_pending_vector"] == 500
+
+
+def test_words_weigh_a_just_written_fact_as_they_will_once_it_is_indexed(engine):
+    """Word statistics come from the indexer; until it runs, the waiting facts are counted
+    when searched, so the word ranking right after a write is the settled one."""
+    from memories import search
+    from memories.models import Fact
+
+    engine.write(entities=[person("Ann"), person("Ben"), person("Cy"), person("Dee")],
+                 assume_new=True, facts=[
+        fact("Ann", "Ben", "knows", "Ann knows Ben from the climbing gym"),
+        fact("Ann", "Cy", "hikes_with", "Ann hikes with Cy every Sunday"),
+        fact("Ben", "Dee", "climbs_with", "Ben climbs with Dee at the gym on Sundays"),
+        fact("Cy", "Dee", "works_with", "Cy works with Dee at the observatory"),
+    ])
+    memory_id, partition = Fact.objects.values_list("memory_id", "partition").first()
+
+    def ranking() -> list[tuple[object, float]]:
+        found = search.text_candidates(memory_id, partition, "who goes to the climbing gym",
+                                       10, search.Window())
+        return [(c.fact_id, round(c.score, 6)) for c in found]
+
+    waiting = ranking()
+    assert Engine.index() == 4
+    assert waiting == ranking() and len(waiting) == 2

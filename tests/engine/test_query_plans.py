@@ -79,7 +79,7 @@ def test_hot_queries_use_their_indexes(graph, monkeypatch):
     checks = [
         ("vector candidates", lambda: graph.query("who climbs"), "embedding <=>",
          "fact_embedding"),
-        ("text candidates", lambda: graph.query("climbing gym"), "search_vector @@",
+        ("text candidates", lambda: graph.query("climbing gym"), "WITH candidates AS",
          "fact_search_vector"),
         ("digest", lambda: graph.query(digest=True), "ORDER BY \"memories_fact\".\"created_at\"",
          "fact_live_recent"),

@@ -218,7 +218,7 @@ def test_reads_on_either_clock_keep_their_indexes(graph):  # noqa: F811
     for times in clocks:
         checks = [
             (lambda t=times: graph.query("who climbs", **t), "embedding <=>", "fact_embedding"),
-            (lambda t=times: graph.query("climbing gym", **t), "search_vector @@",
+            (lambda t=times: graph.query("climbing gym", **t), "WITH candidates AS",
              "fact_search_vector"),
             (lambda t=times: graph.trace("outage", direction="upstream", **t), "causal_hint",
              "fact_causal_"),
