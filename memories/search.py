@@ -67,7 +67,6 @@ ENTITY_WEIGHT = 0.5
 # Chosen by cross-validation on LoCoMo and the runbooks set together (bench/ranking_cv.py;
 # docs/benchmarks.md, "How the ranking was chosen").
 TEXT_COVERAGE_FLOOR = 0.15
-FIRST_PASS_WEIGHT = 1.0
 
 
 @dataclass(frozen=True)
@@ -195,8 +194,6 @@ class Candidate(NamedTuple):
     # Word matches only: the BM25 score over what a document of average length holding
     # every query word would score, i.e. about the share of the query's weight matched.
     coverage: float | None = None
-    # Vector matches only: scored by the fact's first-pass vector (it waits for the model's).
-    first_pass: bool = False
 
 
 @dataclass
@@ -253,13 +250,12 @@ def vector_candidates(
                 "WHERE f.memory_id = %s AND f.partition = %s AND f.embedding IS NULL "
                 f"AND {where} ORDER BY f.created_at DESC, f.position DESC LIMIT %s) w "
                 "WHERE w.first_pass_embedding IS NOT NULL ORDER BY distance LIMIT %s) "
-                "SELECT id, 1 - distance, source_id, target_id, false FROM near UNION ALL "
-                "SELECT id, %s::float8 * (1 - distance) + %s::float8, source_id, target_id, "
-                "true FROM waiting ORDER BY 2 DESC LIMIT %s",
+                "SELECT id, 1 - distance, source_id, target_id FROM near UNION ALL "
+                "SELECT id, %s::float8 * (1 - distance) + %s::float8, source_id, target_id "
+                "FROM waiting ORDER BY 2 DESC LIMIT %s",
                 [*near_params, literal, memory_id, partition, *params, FIRST_PASS_SCAN, limit,
                  first_pass.CALIBRATION_SCALE, first_pass.CALIBRATION_OFFSET, limit])
-        return [Candidate(row[0], float(row[1]), row[2], row[3],
-                          first_pass=len(row) > 4 and row[4]) for row in cursor.fetchall()]
+        return [Candidate(row[0], float(row[1]), row[2], row[3]) for row in cursor.fetchall()]
 
 
 def text_candidates(
@@ -380,8 +376,7 @@ def fuse(
     for position, candidate in enumerate(vector, start=1):
         hit = hits.setdefault(candidate.fact_id, Hit(candidate.fact_id))
         hit.cosine = candidate.score
-        weight = VECTOR_WEIGHT * (FIRST_PASS_WEIGHT if candidate.first_pass else 1.0)
-        hit.fused += weight / (RRF_K + position)
+        hit.fused += VECTOR_WEIGHT / (RRF_K + position)
         hit.matched.append("vector")
         subjects[candidate.fact_id] = candidate.source_id in mentioned
     for position, candidate in enumerate(text, start=1):
