@@ -46,6 +46,13 @@ def fresh_instance(*, indexing: str = "inline", keep: str | None = None) -> Path
             shutil.rmtree(home, ignore_errors=True)
 
         atexit.register(_remove)
+    import atexit
+
+    from memories.indexing import stop_background
+
+    # Registered last, so it runs first: an indexer thread still inside the model when the
+    # database stops (or the interpreter ends) crashed the exit of a bench that used one.
+    atexit.register(stop_background, timeout=120)
     return home
 
 
