@@ -1,30 +1,17 @@
 """Sentence embeddings for Echo Memory, computed without torch.
 
-The default model is sentence-transformers/all-MiniLM-L6-v2, whose files travel
-inside this package (``memories/embedding_model/``, put there by
-build_tools/echo_model_fetch.py, so no torch and no download at run time). Two backends share its
-tokenization and weights, and both reproduce sentence-transformers' vectors to a
-cosine of >= 0.9999997 (see tests/fixtures/minilm_reference.json):
+The model is sentence-transformers/all-MiniLM-L6-v2, whose files travel inside this
+package (``memories/embedding_model/``, put there by build_tools/echo_model_fetch.py, so
+no torch and no download at run time). ``OnnxMiniLMEmbedder`` writes the BERT graph with
+onnx.helper straight from the safetensors arrays, in memory at start-up (no torch export,
+no 90 MB .onnx file to ship or cache), and runs it in ONNX Runtime, which releases the
+GIL for the whole forward pass. Its vectors reproduce sentence-transformers' to a cosine
+of >= 0.9999997 (tests/fixtures/minilm_reference.json). One runtime: a numpy forward pass
+once kept as a fallback duplicated the graph and the reference fixture, and onnxruntime is
+a pinned dependency.
 
-* ``OnnxMiniLMEmbedder``, the default when ``onnx`` and ``onnxruntime`` import. It
-  writes the BERT graph with onnx.helper straight from the safetensors arrays, in
-  memory at start-up (no torch export, no 90 MB .onnx file to ship or cache), and
-  runs it in ONNX Runtime, which releases the GIL for the whole forward pass.
-* ``MiniLMEmbedder``, the forward pass in numpy: the fallback without onnxruntime,
-  and the reference the graph is tested against.
-
-``ECHO_MEMORY_EMBEDDER=numpy|onnx`` forces a backend; ``ECHO_MEMORY_EMBED_THREADS`` and
-``ECHO_MEMORY_EMBED_QUERY_THREADS`` set ONNX Runtime's threads for bulk and small calls.
-
-Runtime dependencies: numpy, tokenizers, safetensors; for the
-default backend also onnx and onnxruntime.
-
-BLAS threads matter for the numpy backend: OpenBLAS spins one thread per core. On an
-idle 2-core box that makes a one-sentence embed ~11 ms instead of ~15 ms, but when
-another process holds the other core it degrades to ~25 ms median with 80 ms tails.
-Web workers on that backend should export OPENBLAS_NUM_THREADS=1 before numpy is
-imported; bulk jobs (re-embedding, benchmarks) can keep the default for ~1.4x
-throughput.
+``ECHO_MEMORY_EMBED_THREADS`` and ``ECHO_MEMORY_EMBED_QUERY_THREADS`` set ONNX Runtime's
+threads for bulk and small calls.
 """
 
 from __future__ import annotations
@@ -43,13 +30,9 @@ import numpy as np
 __all__ = [
     "Embedder",
     "EmbeddingModelNotInstalled",
-    "MiniLMEmbedder",
     "OnnxMiniLMEmbedder",
     "get_embedder",
 ]
-
-# Rows per block for token-wise ops; 128 x 1536 float32 = 768 KB fits in L2.
-_ROW_BLOCK = 128
 
 # A batch holds at most batch_size x this many padded tokens. Attention scores grow
 # with rows x seq^2: 40 texts padded to 256 wordpieces need 126 MB of them, which
@@ -64,7 +47,6 @@ _INSTALL_HINT = (
     "or in a checkout run `python build_tools/echo_model_fetch.py`"
 )
 
-BACKEND_VARIABLE = "ECHO_MEMORY_EMBEDDER"
 THREADS_VARIABLE = "ECHO_MEMORY_EMBED_THREADS"
 QUERY_THREADS_VARIABLE = "ECHO_MEMORY_EMBED_QUERY_THREADS"
 
@@ -97,87 +79,12 @@ def _model_dir() -> Path:
     return path
 
 
-# Abramowitz & Stegun 7.1.26 for erfc (|error| <= 1.5e-7, below float32 resolution of
-# the activations). numpy has no erf, scipy is ~100 MB for one function, and the tanh
-# GELU approximation is not what this model was trained with. The 0.5 of GELU is
-# folded into the coefficients.
-_AS_P = np.float32(0.3275911 / math.sqrt(2.0))
-_AS_C = tuple(
-    np.float32(0.5 * c) for c in (0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429)
-)
-
-
-def _gelu_(x: np.ndarray) -> None:
-    """Exact-erf GELU, in place.
-
-    Uses gelu(x) = relu(x) - 0.5*|x|*erfc(|x|/sqrt2), which needs no sign juggling.
-    Each step is a separate numpy pass, so callers hand in cache-sized blocks and
-    the few block-sized temporaries are reused in place rather than reallocated.
-    """
-    a = np.abs(x)
-    t = a * _AS_P
-    t += 1.0
-    np.reciprocal(t, out=t)
-    q = t * _AS_C[4]
-    for c in (_AS_C[3], _AS_C[2], _AS_C[1], _AS_C[0]):
-        q += c
-        q *= t
-    e = np.square(x, out=t)
-    e *= np.float32(-0.5)
-    np.exp(e, out=e)
-    q *= e
-    q *= a
-    np.maximum(x, 0.0, out=x)
-    x -= q
-
-
-def _layer_norm_(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, eps: float) -> None:
-    """LayerNorm over the last axis of a 2-D block, in place."""
-    x -= x.mean(axis=-1, keepdims=True)
-    # einsum does the row-wise sum of squares in one pass without a temporary.
-    var = np.einsum("ij,ij->i", x, x)[:, None]
-    var *= np.float32(1.0 / x.shape[-1])
-    var += np.float32(eps)
-    np.sqrt(var, out=var)
-    x /= var
-    x *= weight
-    x += bias
-
-
-class _Layer:
-    """One transformer block's weights, pre-arranged for ``x @ W`` matmuls."""
-
-    def __init__(self, w: dict[str, np.ndarray], prefix: str) -> None:
-        def get(name: str) -> np.ndarray:
-            return np.ascontiguousarray(w[prefix + name], dtype=np.float32)
-
-        # torch Linear stores (out, in); transposing once here avoids a strided
-        # operand on every call. Q, K and V are fused so each layer does one big
-        # GEMM instead of three small ones.
-        self.qkv_w = np.ascontiguousarray(
-            np.concatenate([get(f"attention.self.{n}.weight") for n in ("query", "key", "value")]).T
-        )
-        self.qkv_b = np.concatenate(
-            [get(f"attention.self.{n}.bias") for n in ("query", "key", "value")]
-        )
-        self.attn_out_w = np.ascontiguousarray(get("attention.output.dense.weight").T)
-        self.attn_out_b = get("attention.output.dense.bias")
-        self.attn_ln_w = get("attention.output.LayerNorm.weight")
-        self.attn_ln_b = get("attention.output.LayerNorm.bias")
-        self.inter_w = np.ascontiguousarray(get("intermediate.dense.weight").T)
-        self.inter_b = get("intermediate.dense.bias")
-        self.out_w = np.ascontiguousarray(get("output.dense.weight").T)
-        self.out_b = get("output.dense.bias")
-        self.out_ln_w = get("output.LayerNorm.weight")
-        self.out_ln_b = get("output.LayerNorm.bias")
-
-
 # (rows of the output, input_ids, attention_mask) for one forward pass.
 _Batch = tuple[list[int], np.ndarray, np.ndarray]
 
 
 class _MiniLMBase:
-    """Configuration, tokenization and batching shared by both backends."""
+    """Configuration, tokenization and batching."""
 
     def __init__(
         self,
@@ -268,109 +175,6 @@ def _pad(chunk: list[int], ids: list[list[int]]) -> _Batch:
     return chunk, input_ids, mask
 
 
-class MiniLMEmbedder(_MiniLMBase):
-    """all-MiniLM-L6-v2 (384 dimensions, mean pooling, max 256 wordpieces) in numpy.
-
-    Thread-safe: weights are read-only after ``__init__``, the tokenizer is only
-    read (never reconfigured) after ``__init__``, and every call works on its own
-    arrays. Forward passes are serialized by a lock on purpose: on 2 cores running
-    two batches side by side measured no faster than one after the other (BLAS
-    already uses both cores), while it would double peak activation memory.
-    Tokenization stays outside it.
-    """
-
-    def __init__(
-        self,
-        model_dir: str | os.PathLike[str] | None = None,
-        *,
-        batch_size: int = 32,
-        max_seq_length: int | None = None,
-    ) -> None:
-        super().__init__(model_dir, batch_size=batch_size, max_seq_length=max_seq_length)
-        w = self._load_weights()
-        self._word_emb = np.ascontiguousarray(w["embeddings.word_embeddings.weight"], np.float32)
-        self._pos_emb = np.ascontiguousarray(w["embeddings.position_embeddings.weight"], np.float32)
-        # Single-segment input: every token has type 0, so its embedding is a constant row.
-        self._type0_emb = np.ascontiguousarray(
-            w["embeddings.token_type_embeddings.weight"][0], np.float32
-        )
-        self._emb_ln_w = np.ascontiguousarray(w["embeddings.LayerNorm.weight"], np.float32)
-        self._emb_ln_b = np.ascontiguousarray(w["embeddings.LayerNorm.bias"], np.float32)
-        self._layers = [_Layer(w, f"encoder.layer.{i}.") for i in range(self._num_layers)]
-        self._lock = threading.Lock()
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        out, batches = self._batches(texts)
-        for rows, input_ids, mask in batches:
-            with self._lock:
-                out[rows] = self._forward(input_ids, mask.astype(np.float32))
-        return out
-
-    def embed_ids(self, input_ids: np.ndarray) -> np.ndarray:
-        """Sentence vectors for rows of wordpiece ids of one length (no padding)."""
-        with self._lock:
-            return self._forward(input_ids, np.ones(input_ids.shape, dtype=np.float32))
-
-    def _forward(self, input_ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        batch, seq = input_ids.shape
-        heads, head_dim, hidden = self._heads, self._head_dim, self.dimensions
-        tokens = batch * seq
-        eps = self._eps
-
-        x = self._word_emb[input_ids]
-        x += self._pos_emb[:seq]
-        x += self._type0_emb
-        x = x.reshape(tokens, hidden)
-        _layer_norm_(x, self._emb_ln_w, self._emb_ln_b, eps)
-
-        # Additive mask: padded keys get a huge negative score so softmax gives them ~0
-        # weight (the same finfo.min masking transformers uses).
-        key_bias = ((1.0 - mask) * np.finfo(np.float32).min)[:, None, None, :]
-        scale = np.float32(1.0 / math.sqrt(head_dim))
-
-        # Token-wise work (projections, GELU, LayerNorm) runs in row blocks so the
-        # (rows x 1536) FFN activation stays in L2 cache across the ~20 numpy passes
-        # of GELU; on whole 8 MB arrays those passes are memory-bound and ~3x slower.
-        rows = min(tokens, _ROW_BLOCK)
-        ffn_buf = np.empty((rows, self._layers[0].inter_w.shape[1]), dtype=np.float32)
-        out_buf = np.empty((rows, hidden), dtype=np.float32)
-
-        for layer in self._layers:
-            qkv = x @ layer.qkv_w
-            qkv += layer.qkv_b
-            qkv = qkv.reshape(batch, seq, 3, heads, head_dim).transpose(2, 0, 3, 1, 4)
-            q, k, v = qkv[0], qkv[1], qkv[2]  # each (batch, heads, seq, head_dim)
-            q *= scale
-            scores = q @ k.transpose(0, 1, 3, 2)
-            scores += key_bias
-            scores -= scores.max(axis=-1, keepdims=True)
-            np.exp(scores, out=scores)
-            scores /= scores.sum(axis=-1, keepdims=True)
-            context = (scores @ v).transpose(0, 2, 1, 3).reshape(tokens, hidden)
-
-            for start in range(0, tokens, rows):
-                stop = min(start + rows, tokens)
-                n = stop - start
-                xs = x[start:stop]
-                attn = np.matmul(context[start:stop], layer.attn_out_w, out=out_buf[:n])
-                attn += layer.attn_out_b
-                xs += attn
-                _layer_norm_(xs, layer.attn_ln_w, layer.attn_ln_b, eps)
-                inter = np.matmul(xs, layer.inter_w, out=ffn_buf[:n])
-                inter += layer.inter_b
-                _gelu_(inter)
-                ffn = np.matmul(inter, layer.out_w, out=out_buf[:n])
-                ffn += layer.out_b
-                xs += ffn
-                _layer_norm_(xs, layer.out_ln_w, layer.out_ln_b, eps)
-
-        # Mean pooling over real tokens as a batched (1 x seq) @ (seq x hidden) matmul.
-        summed = (mask[:, None, :] @ x.reshape(batch, seq, hidden))[:, 0, :]
-        summed /= np.maximum(mask.sum(axis=1, keepdims=True), np.float32(1e-9))
-        summed /= np.maximum(np.linalg.norm(summed, axis=1, keepdims=True), np.float32(1e-12))
-        return summed
-
-
 # Opset 20 is the first with a Gelu op; IR version 9 is the one released with it, so
 # onnxruntime >= 1.17 can load the graph.
 _OPSET = 20
@@ -426,7 +230,7 @@ def _build_onnx_model(
     """The BERT encoder plus mean pooling and L2 normalization as an onnx.ModelProto.
 
     Inputs: input_ids and attention_mask, int64 (batch, seq). Output: embedding,
-    float32 (batch, hidden), unit rows. The arithmetic mirrors MiniLMEmbedder's.
+    float32 (batch, hidden), unit rows. The arithmetic is BertModel's, with mean pooling.
     Also returns the weights the model refers to as external data, by name.
     """
     from onnx import TensorProto, helper
@@ -581,8 +385,8 @@ class OnnxMiniLMEmbedder(_MiniLMBase):
             import onnxruntime
         except ImportError as exc:
             raise EmbeddingModelNotInstalled(
-                "the ONNX embedding backend is not installed: run "
-                "`pip install onnx onnxruntime`, or set ECHO_MEMORY_EMBEDDER=numpy"
+                "the embedding runtime is not installed: run "
+                "`pip install onnx onnxruntime`"
             ) from exc
         super().__init__(model_dir, batch_size=batch_size, max_seq_length=max_seq_length)
         if any(n is not None and n < 1 for n in (threads, query_threads)):
@@ -638,23 +442,6 @@ def _read_json(path: Path) -> dict[str, Any]:
     return json.loads(path.read_text()) if path.is_file() else {}
 
 
-def _default_backend() -> type[MiniLMEmbedder] | type[OnnxMiniLMEmbedder]:
-    """The embedder class ``get_embedder()`` builds: ONNX where installed, else numpy."""
-    choice = os.environ.get(BACKEND_VARIABLE, "").strip().lower()
-    if choice == "numpy":
-        return MiniLMEmbedder
-    if choice == "onnx":
-        return OnnxMiniLMEmbedder
-    if choice:
-        raise ValueError(f"{BACKEND_VARIABLE} must be 'numpy' or 'onnx', not {choice!r}")
-    try:
-        import onnx  # noqa: F401
-        import onnxruntime  # noqa: F401
-    except ImportError:
-        return MiniLMEmbedder
-    return OnnxMiniLMEmbedder
-
-
 _embedder: Embedder | None = None
 _embedder_lock = threading.Lock()
 
@@ -669,7 +456,7 @@ def get_embedder() -> Embedder:
     if _embedder is None:
         with _embedder_lock:
             if _embedder is None:
-                _embedder = _default_backend()()
+                _embedder = OnnxMiniLMEmbedder()
     return _embedder
 
 
@@ -680,16 +467,14 @@ def self_test() -> str:
     dropping the instance is not enough for a process that forks web workers afterwards,
     since importing ONNX Runtime already starts a thread the forked workers would lack.
     """
-    backend = _default_backend()
-    embedder = backend()
+    embedder = OnnxMiniLMEmbedder()
     vector = embedder.embed(["Echo Memory checks that its embedding model loads."])
     if vector.shape != (1, embedder.dimensions) or not np.isfinite(vector).all() \
             or abs(float(np.linalg.norm(vector)) - 1.0) > 1e-3:
         raise EmbeddingModelNotInstalled(
             f"the embedding model under {MODEL_DIR} loads but gives wrong vectors: "
             f"{_INSTALL_HINT}")
-    runtime = "ONNX Runtime" if backend is OnnxMiniLMEmbedder else "numpy"
-    described = f"all-MiniLM-L6-v2, {embedder.dimensions} dimensions, on {runtime}"
+    described = f"all-MiniLM-L6-v2, {embedder.dimensions} dimensions, on ONNX Runtime"
     del embedder
     gc.collect()
     return described

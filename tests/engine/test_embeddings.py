@@ -1,4 +1,4 @@
-"""Both torch-free embedders reproduce sentence-transformers' all-MiniLM-L6-v2 vectors."""
+"""The torch-free embedder reproduces sentence-transformers' all-MiniLM-L6-v2 vectors."""
 
 from __future__ import annotations
 
@@ -15,7 +15,6 @@ from memories import embeddings
 from memories.embeddings import (
     Embedder,
     EmbeddingModelNotInstalled,
-    MiniLMEmbedder,
     OnnxMiniLMEmbedder,
     get_embedder,
 )
@@ -23,18 +22,6 @@ from memories.embeddings import (
 REFERENCE = json.loads((Path(__file__).parents[1] / "fixtures/minilm_reference.json").read_text())
 TEXTS = [case["text"] for case in REFERENCE["cases"]]
 
-try:
-    import onnx  # noqa: F401
-    import onnxruntime  # noqa: F401
-
-    HAVE_ONNX = True
-except ImportError:
-    HAVE_ONNX = False
-needs_onnx = pytest.mark.skipif(not HAVE_ONNX, reason="onnx and onnxruntime are not installed")
-BACKENDS = [
-    pytest.param(MiniLMEmbedder, id="numpy"),
-    pytest.param(OnnxMiniLMEmbedder, id="onnx", marks=needs_onnx),
-]
 
 
 def reference_vectors(count: int) -> np.ndarray:
@@ -63,16 +50,15 @@ def vectors_of(backend: type[Embedder]) -> np.ndarray:
     return embedder_of(backend).embed(TEXTS)
 
 
-@pytest.fixture(params=BACKENDS)
-def backend(request: pytest.FixtureRequest) -> type[Embedder]:
-    return request.param
+@pytest.fixture
+def backend() -> type[Embedder]:
+    return OnnxMiniLMEmbedder
 
 
 def test_vectors_match_the_reference_sentence_transformers_output(backend):
     assert_matches_the_reference(TEXTS, vectors_of(backend))
 
 
-@needs_onnx
 @pytest.mark.parametrize("batch", [1, 8, 32, 64])
 def test_onnx_vectors_match_the_reference_at_every_batch_size(batch):
     # The graph has dynamic batch and sequence axes. The 40 cases repeat to fill 64, so
@@ -101,32 +87,11 @@ def test_a_bare_string_is_refused(backend):
     assert embedder.embed([]).shape == (0, REFERENCE["dimensions"])
 
 
-@needs_onnx
-def test_the_onnx_graph_agrees_with_the_numpy_forward_pass():
-    cosines = (vectors_of(OnnxMiniLMEmbedder) * vectors_of(MiniLMEmbedder)).sum(axis=1)
-    assert cosines.min() >= 1 - 1e-4
-
-
-@needs_onnx
-def test_get_embedder_picks_onnx_when_installed_and_numpy_when_forced(monkeypatch):
-    monkeypatch.delenv(embeddings.BACKEND_VARIABLE, raising=False)
-    monkeypatch.setattr(embeddings, "_embedder", None)  # restored after the test
+def test_get_embedder_runs_onnx_and_a_missing_runtime_says_what_to_install(monkeypatch):
     assert isinstance(get_embedder(), OnnxMiniLMEmbedder)
-    monkeypatch.setenv(embeddings.BACKEND_VARIABLE, "numpy")
-    monkeypatch.setattr(embeddings, "_embedder", None)
-    assert isinstance(get_embedder(), MiniLMEmbedder)
-    monkeypatch.setenv(embeddings.BACKEND_VARIABLE, "tensorflow")
-    with pytest.raises(ValueError, match="numpy"):
-        embeddings._default_backend()
-
-
-def test_numpy_is_the_fallback_and_forcing_a_missing_onnx_says_what_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "onnxruntime", None)  # makes `import onnxruntime` fail
-    monkeypatch.delenv(embeddings.BACKEND_VARIABLE, raising=False)
-    assert embeddings._default_backend() is MiniLMEmbedder
-    monkeypatch.setenv(embeddings.BACKEND_VARIABLE, "onnx")
     with pytest.raises(EmbeddingModelNotInstalled, match="pip install onnx onnxruntime"):
-        embeddings._default_backend()()
+        OnnxMiniLMEmbedder()
 
 
 def test_thread_counts_come_from_the_environment(monkeypatch):
