@@ -34,6 +34,7 @@ from echomem.db import LOCK_NOT_AVAILABLE
 from memories import note_words
 from memories.embeddings import get_embedder
 from memories.note_text import note_head
+from memories.vector_text import literal
 
 logger = logging.getLogger(__name__)
 BATCH_SIZE = 64
@@ -279,7 +280,7 @@ def reembed_batch(table: str, *, after: str | None,
             cursor.execute(
                 "UPDATE memories_entity e SET name_embedding = v.embedding::vector "
                 "FROM unnest(%s::uuid[], %s::text[]) AS v(id, embedding) WHERE e.id = v.id",
-                [ids, [_literal(vector) for vector in get_embedder().embed(
+                [ids, [literal(vector) for vector in get_embedder().embed(
                     [row[1] for row in rows])]])
     return len(rows), str(rows[-1][0])
 
@@ -321,7 +322,7 @@ def store_embeddings(cursor, table: str, ids: list, vectors) -> None:
     cursor.execute(
         f"UPDATE {table} f SET embedding = v.embedding::halfvec{clear} "
         "FROM unnest(%s::uuid[], %s::text[]) AS v(id, embedding) WHERE f.id = v.id",
-        [ids, [_literal(vector) for vector in vectors]],
+        [ids, [literal(vector) for vector in vectors]],
     )
 
 
@@ -393,8 +394,6 @@ def _texts_with_context(cursor, rows: list[tuple]) -> list[str]:
     return [f"{context[row[0]]} {row[1]}" if context.get(row[0]) else row[1] for row in rows]
 
 
-def _literal(vector) -> str:
-    return "[" + ",".join(f"{x:.7g}" for x in vector.tolist()) + "]"
 
 
 def schedule(fact_ids: Sequence | None = None) -> None:

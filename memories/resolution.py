@@ -20,6 +20,7 @@ from memories.embeddings import get_embedder
 from memories.models import Entity, Memory
 from memories.names import MINOR_WORDS, as_abbreviation, initials, normalize, same_type
 from memories.schemas import EntityIn
+from memories.vector_text import literal
 
 # Chosen on the labelled pairs in tests/memories/test_entity_resolution.py: high enough
 # that unrelated names of one kind (Caroline/Melanie, Redis/Postgres) stay apart.
@@ -177,7 +178,7 @@ def _similar(
             "SELECT id, name, type, 1 - (name_embedding <=> %s::vector) AS s "
             "FROM memories_entity WHERE memory_id = %s AND partition = %s "
             "AND name_embedding IS NOT NULL ORDER BY name_embedding <=> %s::vector LIMIT %s",
-            [_literal(vector), memory.pk, partition, _literal(vector), MAX_CANDIDATES],
+            [literal(vector), memory.pk, partition, literal(vector), MAX_CANDIDATES],
         )
         for node_id, name, kind, score in cursor.fetchall():
             if score >= NAME_EMBEDDING_THRESHOLD:
@@ -202,5 +203,3 @@ def _abbreviation_forms(name: str) -> list[str]:
     return sorted(f for f in forms if len(f) >= 2)
 
 
-def _literal(vector: np.ndarray) -> str:
-    return "[" + ",".join(f"{x:.7g}" for x in vector.tolist()) + "]"

@@ -24,7 +24,7 @@ from django.db import connection, transaction
 from django.db.models import BooleanField, Q
 from django.db.models.expressions import RawSQL
 
-from memories import first_pass
+from memories import first_pass, vector_text
 from memories.models import TEXT_SEARCH_CONFIG, Fact
 from memories.names import normalize
 
@@ -214,7 +214,7 @@ def vector_candidates(
     EXACT_SEARCH_MAX indexed facts, read live) reads every vector instead of the HNSW
     index; reads of the past always take the index."""
     where, params = window.sql()
-    literal = "[" + ",".join(f"{x:.7g}" for x in query_vector.tolist()) + "]"
+    literal = vector_text.literal(query_vector)
     # savepoint=False: inside query_memory's transaction this adds no round trips.
     with transaction.atomic(savepoint=False), connection.cursor() as cursor:
         # One round trip; the word search's planner setting must not price this plan.

@@ -31,6 +31,7 @@ from memories.schemas import FactIn, RecordRecallSaveArgs, WriteEpisodeArgs, par
 from memories.scopes import partition_for
 from memories.search_text import search_text_for
 from memories.selectors import memory_for
+from memories.vector_text import literal
 
 ENTITY_COLUMNS = [
     ("id", "uuid"), ("memory_id", "bigint"), ("partition", "text"), ("name", "text"),
@@ -219,7 +220,7 @@ def _write_episode(
     if created_nodes:
         statements.append(bulk.insert_statement("memories_entity", ENTITY_COLUMNS, [
             (node.pk, memory.pk, partition, node.name, node.normalized_name,
-             initials(node.name), node.type, _vector(resolution.name_embeddings[node.name]),
+             initials(node.name), node.type, literal(resolution.name_embeddings[node.name]),
              episode_id, now)
             for node in created_nodes
         ], casts={"name_embedding": "::vector"}))
@@ -412,5 +413,3 @@ def record_recall_save(principal: Principal, args: RecordRecallSaveArgs) -> dict
 
 
 
-def _vector(values) -> str:
-    return "[" + ",".join(f"{x:.7g}" for x in values.tolist()) + "]"
