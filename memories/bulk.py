@@ -9,7 +9,7 @@ and several inserts can go to the server as one statement (`WITH a AS (INSERT ..
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 import psycopg
@@ -62,7 +62,7 @@ def combine(statements: Sequence[Statement]) -> Statement:
                      [p for s in statements for p in s.params])
 
 
-def execute(sql: str, params: Sequence[Any]) -> list[tuple]:
+def execute(sql: str, params: Sequence[Any] | Mapping[str, Any]) -> list[tuple]:
     """Run one statement in the current transaction; the rows it returns, if any."""
     connection.ensure_connection()
     # A server-side-binding cursor on Django's own connection (so: same transaction):

@@ -12,7 +12,6 @@ import uuid
 from dataclasses import dataclass, field
 
 import numpy as np
-from django.db import connection
 
 from echomem.errors import ValidationFailed
 from memories import bulk
@@ -115,9 +114,8 @@ def resolve(
 
     if undecided:
         _embed_names(result, undecided)
-        for entity in undecided:
-            candidates = _similar(memory, partition, entity, by_normal,
-                                  result.name_embeddings[entity.name])
+        similar = _similar(memory, partition, undecided, by_normal, result.name_embeddings)
+        for entity, candidates in zip(undecided, similar, strict=True):
             if candidates:
                 result.ambiguous.append(Ambiguity(entity.name, entity.type, candidates))
             else:
@@ -150,51 +148,66 @@ def _embed_names(result: Resolution, entities: list[EntityIn]) -> None:
         result.name_embeddings[entity.name] = vector
 
 
-def _similar(
-    memory: Memory, partition: str, entity: EntityIn, by_normal: dict[str, list[Node]],
-    vector: np.ndarray,
-) -> list[Candidate]:
-    normal = normalize(entity.name)
-    found: dict[str, Candidate] = {}
+# Similar existing names of every undecided name in one statement (one LATERAL probe per
+# name and kind, each through its index), so a 1,500-name episode costs one round trip,
+# not three per name. Kinds in the order their reasons are listed.
+SIMILAR_NAMES = (
+    "SELECT n.i, 1, e.id, e.name, e.type, e.s FROM unnest(%(normals)s::text[]) "
+    "WITH ORDINALITY AS n(normal, i) CROSS JOIN LATERAL (SELECT id, name, type, "
+    "similarity(normalized_name, n.normal) AS s FROM memories_entity "
+    "WHERE memory_id = %(memory)s AND partition = %(partition)s "
+    "AND normalized_name %% n.normal ORDER BY s DESC LIMIT %(limit)s) e "
+    "UNION ALL "
+    "SELECT n.i, 2, e.id, e.name, e.type, e.s FROM unnest(%(vectors)s::text[]) "
+    "WITH ORDINALITY AS n(vector, i) CROSS JOIN LATERAL (SELECT id, name, type, "
+    "1 - (name_embedding <=> n.vector::vector) AS s FROM memories_entity "
+    "WHERE memory_id = %(memory)s AND partition = %(partition)s "
+    "AND name_embedding IS NOT NULL ORDER BY name_embedding <=> n.vector::vector "
+    "LIMIT %(limit)s) e "
+    "UNION ALL "
+    "SELECT n.i, 3, e.id, e.name, e.type, NULL FROM unnest(%(shorts)s::text[], "
+    "%(forms)s::text[]) WITH ORDINALITY AS n(short, forms, i) CROSS JOIN LATERAL "
+    "(SELECT id, name, type FROM memories_entity WHERE memory_id = %(memory)s "
+    "AND partition = %(partition)s AND ((initials <> '' AND initials = n.short) "
+    "OR normalized_name = ANY(string_to_array(n.forms, E'\\n'))) LIMIT %(limit)s) e "
+    "ORDER BY 1, 2, 6 DESC NULLS LAST"
+)
 
-    def note(node_id: object, name: str, kind: str, why: str) -> None:
-        candidate = found.setdefault(str(node_id), Candidate(str(node_id), name, kind, ""))
+
+def _similar(
+    memory: Memory, partition: str, entities: list[EntityIn], by_normal: dict[str, list[Node]],
+    vectors: dict[str, np.ndarray],
+) -> list[list[Candidate]]:
+    """Each entity's similar existing names (at most MAX_CANDIDATES), with why."""
+    found: list[dict[str, Candidate]] = [{} for _ in entities]
+
+    def note(index: int, node_id: object, name: str, kind: str, why: str) -> None:
+        candidate = found[index].setdefault(str(node_id), Candidate(str(node_id), name, kind, ""))
         candidate.why = f"{candidate.why}; {why}" if candidate.why else why
 
-    for node in by_normal.get(normal, []):
-        note(node.pk, node.name, node.type,
-             f"same name, type {node.type!r} instead of {entity.type!r}")
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT id, name, type, similarity(normalized_name, %s) AS s "
-            "FROM memories_entity WHERE memory_id = %s AND partition = %s "
-            "AND normalized_name %% %s ORDER BY s DESC LIMIT %s",
-            [normal, memory.pk, partition, normal, MAX_CANDIDATES],
-        )
-        for node_id, name, kind, score in cursor.fetchall():
-            if score >= TRIGRAM_THRESHOLD:
-                note(node_id, name, kind, f"similar spelling ({score:.2f})")
-        cursor.execute(
-            "SELECT id, name, type, 1 - (name_embedding <=> %s::vector) AS s "
-            "FROM memories_entity WHERE memory_id = %s AND partition = %s "
-            "AND name_embedding IS NOT NULL ORDER BY name_embedding <=> %s::vector LIMIT %s",
-            [literal(vector), memory.pk, partition, literal(vector), MAX_CANDIDATES],
-        )
-        for node_id, name, kind, score in cursor.fetchall():
-            if score >= NAME_EMBEDDING_THRESHOLD:
-                note(node_id, name, kind, f"similar meaning ({score:.2f})")
-        # Abbreviations, both ways: 'NYC' finds 'New York City' by its stored initials,
-        # and 'New York City' finds an existing 'NYC' by its normalized name.
-        short = as_abbreviation(entity.name)
-        cursor.execute(
-            "SELECT id, name, type FROM memories_entity WHERE memory_id = %s AND partition = %s "
-            "AND ((initials <> '' AND initials = %s) OR normalized_name = ANY(%s)) LIMIT %s",
-            [memory.pk, partition, short or None, _abbreviation_forms(entity.name),
-             MAX_CANDIDATES],
-        )
-        for node_id, name, kind in cursor.fetchall():
-            note(node_id, name, kind, "abbreviation")
-    return list(found.values())[:MAX_CANDIDATES]
+    for index, entity in enumerate(entities):
+        for node in by_normal.get(normalize(entity.name), []):
+            note(index, node.pk, node.name, node.type,
+                 f"same name, type {node.type!r} instead of {entity.type!r}")
+    # Abbreviations, both ways: 'NYC' finds 'New York City' by its stored initials, and
+    # 'New York City' finds an existing 'NYC' by its normalized name. (A normalized name
+    # holds no line break, so one joins the forms.)
+    rows = bulk.execute(SIMILAR_NAMES, {
+        "normals": [normalize(e.name) for e in entities],
+        "vectors": [literal(vectors[e.name]) for e in entities],
+        "shorts": [as_abbreviation(e.name) or None for e in entities],
+        "forms": ["\n".join(_abbreviation_forms(e.name)) for e in entities],
+        "memory": memory.pk, "partition": partition, "limit": MAX_CANDIDATES,
+    })
+    for ordinal, kind_of_match, node_id, name, kind, score in rows:
+        index = ordinal - 1
+        if kind_of_match == 1 and score >= TRIGRAM_THRESHOLD:
+            note(index, node_id, name, kind, f"similar spelling ({score:.2f})")
+        elif kind_of_match == 2 and score >= NAME_EMBEDDING_THRESHOLD:
+            note(index, node_id, name, kind, f"similar meaning ({score:.2f})")
+        elif kind_of_match == 3:
+            note(index, node_id, name, kind, "abbreviation")
+    return [list(candidates.values())[:MAX_CANDIDATES] for candidates in found]
 
 
 def _abbreviation_forms(name: str) -> list[str]:

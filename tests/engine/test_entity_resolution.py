@@ -113,3 +113,24 @@ def test_every_ambiguous_name_is_listed(engine):
                  assume_new=True)
     out = engine.write(entities=[thing("Postgres", "database"), thing("NYC", "place")])
     assert sorted(a["name"] for a in out["ambiguous_entities"]) == ["NYC", "Postgres"]
+
+
+def test_similar_names_are_looked_up_in_one_statement_however_many(engine):
+    """Every name no rule decided is checked for similar existing ones (spelling, meaning,
+    abbreviation) in one statement: a write's query count does not grow with them."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    engine.write(entities=[person("Existing Person")], assume_new=True)
+
+    def queries_to_write(names: list[str]) -> int:
+        with CaptureQueriesContext(connection) as captured:
+            out = engine.write(entities=[thing(name) for name in names])
+        assert out["stored"], out
+        return len(captured.captured_queries)
+
+    one = queries_to_write(["ledger"])
+    many = queries_to_write(["billing queue", "audit trail", "search cluster",
+                             "image cache", "mail relay", "dns resolver"])
+    assert one == many
+    assert Entity.objects.count() == 8
