@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import base64
 import binascii
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -66,12 +68,53 @@ def embed_query(text: str) -> Future[np.ndarray]:
     return _EMBEDDING_POOL.submit(_query_vector, text)
 
 
-# What fact_view reads; vectors (384 floats parsed per row) are never loaded for display.
-FACT_VIEW_FIELDS = (
-    "id", "fact", "relation_type", "confidence", "causal_hint", "session_id", "project",
-    "written_by_tool", "created_at", "valid_at", "invalid_at", "superseded_at",
-    "superseded_by_id", "source_id", "target_id", "source__name", "target__name", "position",
-    "episode_id",
+def _same(value: Any) -> Any:
+    return value
+
+
+def _text_or_none(value: Any) -> str | None:
+    return str(value) if value else None
+
+
+@dataclass(frozen=True)
+class Shown:
+    """One key of a fact as shown to agents: the reply's key (a field of
+    mcp_gateway.outputs.FactOut), the SQL that reads it over `memories_fact f` joined to
+    its endpoints `s` and `t`, the ORM path that loads it, and how the value is shown."""
+
+    key: str
+    column: str
+    path: str
+    show: Callable[[Any], Any] = _same
+
+
+# How a fact is shown to agents, everywhere, declared once: fact_view (model instances),
+# fact_views (rows, the hot path) and the ORM's only() are all read off this.
+FACT_VIEW = (
+    Shown("fact_id", "f.id", "id", str),
+    Shown("fact", "f.fact", "fact"),
+    Shown("source", "s.name", "source__name"),
+    Shown("target", "t.name", "target__name"),
+    Shown("relation_type", "f.relation_type", "relation_type"),
+    Shown("confidence", "f.confidence", "confidence"),
+    Shown("causal_hint", "f.causal_hint", "causal_hint"),
+    Shown("session_id", "f.session_id", "session_id"),
+    Shown("project", "f.project", "project", lambda project: project or None),
+    Shown("written_by", "f.written_by_tool", "written_by_tool", lambda tool: {"tool": tool}),
+    Shown("created_at", "f.created_at", "created_at"),
+    Shown("valid_at", "f.valid_at", "valid_at"),
+    Shown("invalid_at", "f.invalid_at", "invalid_at"),
+    Shown("superseded_at", "f.superseded_at", "superseded_at"),
+    Shown("superseded_by", "f.superseded_by_id", "superseded_by_id", _text_or_none),
+    Shown("episode_id", "f.episode_id", "episode_id", str),
+)
+# What fact_view reads, plus what the explorer orders and links by; vectors (384 floats
+# parsed per row) are never loaded for display.
+FACT_VIEW_FIELDS = (*(shown.path for shown in FACT_VIEW), "source_id", "target_id", "position")
+_FACT_VIEW_SQL = (
+    f"SELECT f.id, {', '.join(shown.column for shown in FACT_VIEW)} FROM memories_fact f "
+    "JOIN memories_entity s ON s.id = f.source_id "
+    "JOIN memories_entity t ON t.id = f.target_id WHERE f.id = ANY(%s)"
 )
 
 
@@ -82,38 +125,25 @@ def facts_for_view(queryset):
 
 def fact_view(fact: Fact) -> dict[str, Any]:
     """How a fact is shown to agents, everywhere."""
-    return _view(fact.pk, fact.fact, fact.source.name, fact.target.name, fact.relation_type,
-                 fact.confidence, fact.causal_hint, fact.session_id, fact.project,
-                 fact.written_by_tool, fact.created_at, fact.valid_at, fact.invalid_at,
-                 fact.superseded_at, fact.superseded_by_id, fact.episode_id)
+    return _view([_read(fact, shown.path) for shown in FACT_VIEW])
 
 
-def _view(fact_id, text, source, target, relation_type, confidence, causal_hint, session_id,
-          project, tool, created_at, valid_at, invalid_at, superseded_at,
-          superseded_by, episode_id) -> dict[str, Any]:
-    return {
-        "fact_id": str(fact_id), "fact": text, "source": source, "target": target,
-        "relation_type": relation_type, "confidence": confidence, "causal_hint": causal_hint,
-        "session_id": session_id, "project": project or None, "written_by": {"tool": tool},
-        "created_at": created_at, "valid_at": valid_at, "invalid_at": invalid_at,
-        "superseded_at": superseded_at,
-        "superseded_by": str(superseded_by) if superseded_by else None,
-        "episode_id": str(episode_id),
-    }
+def _read(fact: Fact, path: str) -> Any:
+    value: Any = fact
+    for name in path.split("__"):
+        value = getattr(value, name)
+    return value
+
+
+def _view(values: Sequence[Any]) -> dict[str, Any]:
+    return {shown.key: shown.show(value) for shown, value in zip(FACT_VIEW, values, strict=True)}
 
 
 def fact_views(ids: list) -> dict[Any, dict[str, Any]]:
     """fact_view for many ids in one query, without building model instances (hot path)."""
     with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT f.id, f.fact, s.name, t.name, f.relation_type, f.confidence, f.causal_hint, "
-            "f.session_id, f.project, f.written_by_tool, f.created_at, f.valid_at, "
-            "f.invalid_at, f.superseded_at, f.superseded_by_id, f.episode_id "
-            "FROM memories_fact f "
-            "JOIN memories_entity s ON s.id = f.source_id "
-            "JOIN memories_entity t ON t.id = f.target_id WHERE f.id = ANY(%s)", [ids],
-        )
-        return {row[0]: _view(*row) for row in cursor.fetchall()}
+        cursor.execute(_FACT_VIEW_SQL, [ids])
+        return {row[0]: _view(row[1:]) for row in cursor.fetchall()}
 
 
 def query_memory(principal: Principal, args: QueryMemoryArgs) -> dict[str, Any]:

@@ -258,3 +258,12 @@ def test_every_call_that_costs_units_leaves_one_usage_record(mcp_for, alice, set
         "account_id", "key_id", "memory_name", "tool", "units"))
     assert records == [(alice.account.pk, alice.key.pk, "default", "write_episode", 2),
                        (alice.account.pk, alice.key.pk, "default", "query_memory", 1)]
+
+
+def test_every_fact_the_engine_shows_has_exactly_the_declared_output_fields():
+    """The fact view is declared once (memories/selectors.py FACT_VIEW); its keys are the
+    output schema's, so neither can gain or lose a field alone."""
+    from mcp_gateway.outputs import FactOut
+    from memories.selectors import FACT_VIEW
+
+    assert [shown.key for shown in FACT_VIEW] == list(FactOut.model_fields)
