@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import os
 import shutil
@@ -37,8 +38,6 @@ def fresh_instance(*, indexing: str = "inline", keep: str | None = None) -> Path
 
     call_command("migrate", verbosity=0)
     if not keep:
-        import atexit
-
         from echomem import embedded_db
 
         def _remove() -> None:
@@ -46,8 +45,6 @@ def fresh_instance(*, indexing: str = "inline", keep: str | None = None) -> Path
             shutil.rmtree(home, ignore_errors=True)
 
         atexit.register(_remove)
-    import atexit
-
     from memories.indexing import stop_background
 
     # Registered last, so it runs first: an indexer thread still inside the model when the

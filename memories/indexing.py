@@ -394,8 +394,6 @@ def _texts_with_context(cursor, rows: list[tuple]) -> list[str]:
     return [f"{context[row[0]]} {row[1]}" if context.get(row[0]) else row[1] for row in rows]
 
 
-
-
 def schedule(fact_ids: Sequence | None = None) -> None:
     """Called after a write commits: index its facts the way this deployment runs.
 

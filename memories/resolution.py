@@ -214,5 +214,3 @@ def _abbreviation_forms(name: str) -> list[str]:
     forms = {initials(name)}
     forms.add("".join(w[0] for w in normalize(name).split() if w not in MINOR_WORDS))
     return sorted(f for f in forms if len(f) >= 2)
-
-

@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import lru_cache
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -116,6 +117,7 @@ _FACT_VIEW_SQL = (
     "JOIN memories_entity s ON s.id = f.source_id "
     "JOIN memories_entity t ON t.id = f.target_id WHERE f.id = ANY(%s)"
 )
+_READERS = [attrgetter(shown.path.replace("__", ".")) for shown in FACT_VIEW]
 
 
 def facts_for_view(queryset):
@@ -125,14 +127,7 @@ def facts_for_view(queryset):
 
 def fact_view(fact: Fact) -> dict[str, Any]:
     """How a fact is shown to agents, everywhere."""
-    return _view([_read(fact, shown.path) for shown in FACT_VIEW])
-
-
-def _read(fact: Fact, path: str) -> Any:
-    value: Any = fact
-    for name in path.split("__"):
-        value = getattr(value, name)
-    return value
+    return _view([read(fact) for read in _READERS])
 
 
 def _view(values: Sequence[Any]) -> dict[str, Any]:

@@ -11,11 +11,8 @@ a fact, and integers format in a fraction of the time.)
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import numpy as np
 
 
-def literal(vector: np.ndarray | Sequence[float]) -> str:
-    values = vector.tolist() if isinstance(vector, np.ndarray) else vector
-    return "[" + ",".join(f"{x:.7g}" for x in values) + "]"
+def literal(vector: np.ndarray) -> str:
+    return "[" + ",".join(f"{x:.7g}" for x in vector.tolist()) + "]"

@@ -131,6 +131,6 @@ def pytest_terminal_summary(terminalreporter):
         return
     terminalreporter.section("suite times against their CI budgets (tests/budgets.py)")
     for suite, seconds in sorted(_suite_seconds.items(), key=lambda item: -item[1]):
-        budget = BUDGETS.get(suite, REST).seconds
+        budget = BUDGETS.get(suite, REST)
         flag = "  OVER BUDGET" if seconds > budget else ""
         terminalreporter.write_line(f"{suite:<16} {seconds:7.1f} s of {budget:4d} s{flag}")

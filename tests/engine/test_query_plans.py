@@ -75,7 +75,7 @@ def plan_of(run, marker: str) -> str:
 def test_hot_queries_use_their_indexes(graph, monkeypatch):
     from memories import search
 
-    monkeypatch.setattr(search, "EXACT_SEARCH_MAX", 1)  # as a memory past that size is
+    monkeypatch.setattr(search, "EXACT_SEARCH_MAX", 1)  # the plans of a big memory
     checks = [
         ("vector candidates", lambda: graph.query("who climbs"), "embedding <=>",
          "fact_embedding"),
