@@ -232,7 +232,8 @@ def _write_episode(
              f.position, principal.holder_id, principal.tool, principal.key_id, now,
              f.valid_at, f.invalid_at, f.search_text, first_pass_literal)
             for f, first_pass_literal in zip(
-                rows, first_pass.literals([f.search_text for f in rows]), strict=True)
+                rows, first_pass.literals([f.search_text for f in rows],
+                                         [f.position for f in rows]), strict=True)
         ], casts={"first_pass_embedding": "::halfvec"}))
     bulk.execute(*bulk.combine(statements))
 
