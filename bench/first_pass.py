@@ -24,68 +24,96 @@ and what the first query after a 500-fact write costs.
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 import time
+from collections import Counter
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from bench import corpus
+from bench import corpus, runbooks_dataset
 from bench.engine_perf import percentile
 from bench.setup import bench_principal, fresh_instance
 
-RUNBOOKS = Path(__file__).resolve().parent / "data" / "runbooks"
 TARGET = {"source": "Alice", "target": "Kyoto", "relation_type": "travelled_to",
           "fact": "Alice spent her spring holiday hiking near Kyoto", "confidence": "extracted"}
 QUESTION = "Who went trekking in the mountains during a vacation?"
 
 
-def quality() -> None:
+class Vectors(NamedTuple):
+    """The runbooks set's facts by both kinds, alone and with context, and its questions."""
+
+    facts: list[dict]
+    questions: list[dict]
+    asked: np.ndarray
+    model: dict[str, np.ndarray]
+    first: dict[str, np.ndarray]
+
+
+def runbooks_vectors() -> Vectors:
     from memories import first_pass
     from memories.embeddings import get_embedder
 
-    facts = [json.loads(line) for line in (RUNBOOKS / "facts.jsonl").open()]
-    questions = [json.loads(line) for line in (RUNBOOKS / "questions.jsonl").open()]
+    _, facts, questions = runbooks_dataset.load()
     texts = [f["fact"] for f in facts]
-    # Each fact with the two before it in its record, as the indexer embeds it.
-    position = [sum(g["episode"] == f["episode"] for g in facts[:i])
-                for i, f in enumerate(facts)]
-    with_context = [" ".join(texts[j] for j in range(i - min(2, position[i]), i + 1))
-                    for i in range(len(facts))]
+    # Each fact's place in its record, to embed it with the two before it as the indexer does.
+    seen: Counter[str] = Counter()
+    position = []
+    for fact in facts:
+        position.append(seen[fact["episode"]])
+        seen[fact["episode"]] += 1
+    with_context = [" ".join(texts[i - min(2, position[i]):i + 1]) for i in range(len(facts))]
     model = {"alone": get_embedder().embed(texts),
              "with context": get_embedder().embed(with_context)}
-    asked = get_embedder().embed([q["question"] for q in questions])
     first = {"alone": first_pass.vectors(texts), "with context": np.zeros_like(model["alone"])}
-    for record in dict.fromkeys(f["episode"] for f in facts):
+    for record in seen:
         rows = [i for i, f in enumerate(facts) if f["episode"] == record]
         first["with context"][rows] = first_pass.in_episode([texts[i] for i in rows],
                                                             [position[i] for i in rows])
-    row_of = {f["id"]: i for i, f in enumerate(facts)}
+    asked = get_embedder().embed([q["question"] for q in questions])
+    return Vectors(facts, questions, asked, model, first)
 
-    def recall(vectors: np.ndarray) -> float:
-        scores = asked @ vectors.T
+
+def calibration(vectors: Vectors, *, best: int | None = 10) -> tuple[float, float]:
+    """The line first-pass cosine -> model cosine, both with context, as (scale, offset).
+
+    What a mixed ranking needs is that a first-pass tenth-best means what the model's
+    tenth-best means: so each question's `best` cosines of one kind are matched, in order,
+    to its `best` of the other (no answers used). `best=None` fits over every pair, which
+    the unrelated bulk rules: it set first-pass vectors too low among settled ones.
+    """
+    first = vectors.asked @ vectors.first["with context"].T
+    model = vectors.asked @ vectors.model["with context"].T
+    if best is not None:
+        first, model = (-np.sort(-scores, axis=1)[:, :best] for scores in (first, model))
+    scale, offset = np.polyfit(first.ravel(), model.ravel(), 1)
+    return float(scale), float(offset)
+
+
+def quality() -> None:
+    from memories import first_pass
+
+    vectors = runbooks_vectors()
+    row_of = {f["id"]: i for i, f in enumerate(vectors.facts)}
+
+    def recall(stored: np.ndarray) -> float:
+        scores = vectors.asked @ stored.T
         return statistics.mean(
             statistics.mean(row_of[e] in np.argsort(-scores[i])[:10] for e in q["evidence"])
-            for i, q in enumerate(questions))
+            for i, q in enumerate(vectors.questions))
 
-    print(f"\n1. quality on runbooks ({len(facts)} facts, {len(questions)} questions)")
+    print(f"\n1. quality on runbooks ({len(vectors.facts)} facts, "
+          f"{len(vectors.questions)} questions)")
     for kind in ("alone", "with context"):
+        first, model = vectors.first[kind], vectors.model[kind]
         print(f"   {kind}: cosine first pass vs model, same fact "
-              f"{float((first[kind] * model[kind]).sum(1).mean()):.3f}; recall@10, vectors "
-              f"only: model {recall(model[kind]):.3f}, first pass {recall(first[kind]):.3f}")
-    # The product stores the context kind of both, so that is the pair calibrated. What a
-    # mixed ranking needs is that a first-pass tenth-best means what the model's tenth-best
-    # means: so each question's ten best cosines of one kind are matched, in order, to its
-    # ten best of the other (no answers used). A fit over every pair is ruled by the
-    # unrelated bulk, and set first-pass vectors too low among settled ones.
-    first_scores, model_scores = (asked @ first["with context"].T,
-                                  asked @ model["with context"].T)
-    scale, offset = np.polyfit(-np.sort(-first_scores, axis=1)[:, :10].ravel(),
-                               -np.sort(-model_scores, axis=1)[:, :10].ravel(), 1)
-    bulk_scale, bulk_offset = np.polyfit(first_scores.ravel(), model_scores.ravel(), 1)
+              f"{float((first * model).sum(1).mean()):.3f}; recall@10, vectors only: model "
+              f"{recall(model):.3f}, first pass {recall(first):.3f}")
+    scale, offset = calibration(vectors)
+    bulk_scale, bulk_offset = calibration(vectors, best=None)
     print(f"   calibration fitted here (with context, each question's ten best): scale "
           f"{scale:.3f}, offset {offset:.3f} (over every pair: {bulk_scale:.3f}, "
           f"{bulk_offset:.3f}); the product uses {first_pass.CALIBRATION_SCALE}, "

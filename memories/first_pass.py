@@ -74,8 +74,8 @@ def vectors(texts: Sequence[str]) -> np.ndarray:
         ids = np.asarray(encoding.ids, dtype=np.int64)
         if not len(ids):
             continue
-        out[row] = _unit(weights[ids] @ table[ids].astype(np.float32))
-    return out
+        out[row] = weights[ids] @ table[ids].astype(np.float32)
+    return _unit_rows(out)
 
 
 def in_episode(texts: Sequence[str], positions: Sequence[int], *,
@@ -84,23 +84,21 @@ def in_episode(texts: Sequence[str], positions: Sequence[int], *,
     facts at the `context` positions before it among these (at most two; the indexer's
     context, memories/indexing.py). A text with no word of its own still gets no vector."""
     alone = vectors(texts)
-    weights = CONTEXT_WEIGHTS[:context]
     row_at = {position: row for row, position in enumerate(positions)}
+    has_words = alone.any(axis=1)
     out = alone.copy()
-    for row, position in enumerate(positions):
-        if not alone[row].any():
-            continue
-        for back, weight in enumerate(weights, start=1):
-            before = row_at.get(position - back)
-            if before is not None:
-                out[row] += weight * alone[before]
-        out[row] = _unit(out[row])
-    return out
+    for back, weight in enumerate(CONTEXT_WEIGHTS[:context], start=1):
+        before = np.array([row_at.get(position - back, -1) for position in positions],
+                          dtype=np.int64)
+        mixed = has_words & (before >= 0)
+        out[mixed] += weight * alone[before[mixed]]
+    return _unit_rows(out)
 
 
-def _unit(vector: np.ndarray) -> np.ndarray:
-    norm = np.linalg.norm(vector)
-    return vector / norm if norm > 0 else vector
+def _unit_rows(matrix: np.ndarray) -> np.ndarray:
+    """Each row scaled to unit length, in place; a zero row stays zero."""
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    return np.divide(matrix, norms, out=matrix, where=norms > 0)
 
 
 def literals(texts: Sequence[str], positions: Sequence[int]) -> list[str | None]:
