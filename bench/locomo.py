@@ -1,6 +1,7 @@
 """LoCoMo retrieval benchmark, exactly the protocol of ../shared/data/locomo/README.md.
 
-    .venv/bin/python bench/locomo.py [--data PATH] [--limit-conversations N] [--immediate]
+    .venv/bin/python bench/locomo.py [--data PATH] [--limit-conversations N]
+                                     [--immediate | --first-pass-only]
 
 For each conversation: a fresh memory; one write_episode per session (speakers as
 `person` entities, one fact per turn keyed by its dia_id); then every question of
@@ -13,6 +14,10 @@ with no wait, as an agent would: the indexer runs in the background (`thread` mo
 single box's default) and every vector is computed by the model, no cache. Then the same
 conversations are written again into fresh memories and asked once the indexer has
 caught up (the settled run), and both hybrid recall@10 figures are printed side by side.
+
+--first-pass-only asks with nothing indexed and the query's own embedding off: every fact
+on its first-pass vector (memories/first_pass.py), the state the seconds after a write
+tend to, measured without the indexer's timing in it.
 """
 
 from __future__ import annotations
@@ -121,10 +126,13 @@ def main() -> None:
                         help="override a ranking constant for an experiment, e.g. "
                              "search.RRF_K=60 (modules under memories/) or "
                              "settings.ECHO_MEMORY_EMBED_CONTEXT=0")
-    parser.add_argument("--immediate", action="store_true",
-                        help="ask each conversation's questions right after it is written, "
-                             "with the indexer in the background; also run settled and "
-                             "print both")
+    when = parser.add_mutually_exclusive_group()
+    when.add_argument("--immediate", action="store_true",
+                      help="ask each conversation's questions right after it is written, "
+                           "with the indexer in the background; also run settled and "
+                           "print both")
+    when.add_argument("--first-pass-only", action="store_true",
+                      help="ask with nothing indexed and the query's own embedding off")
     args = parser.parse_args()
 
     fresh_instance(indexing="thread" if args.immediate else "manual")
@@ -135,8 +143,15 @@ def main() -> None:
     samples = json.loads(args.data.read_text())[: args.limit_conversations]
     principal, account = bench_principal()
     if not args.immediate:
-        run = run_protocol(principal, account, samples, immediate=False, cached=cached)
+        if args.first_pass_only:
+            from django.conf import settings
+
+            settings.ECHO_MEMORY_QUERY_EMBED_FACTS = 0
+        run = run_protocol(principal, account, samples, immediate=False, cached=cached,
+                           index=not args.first_pass_only)
         report(run, samples, args.json)
+        print("hybrid recall@10 per conversation: " + ", ".join(
+            f"{sample['sample_id']} {r10(run, sample['sample_id']):.3f}" for sample in samples))
         return
     fresh = run_protocol(principal, account, samples, immediate=True)
     report(fresh, samples, args.json)
@@ -164,8 +179,9 @@ def r10(run: dict, group: str) -> float:
 
 
 def run_protocol(principal, account, samples, *, immediate: bool, cached=None,
-                 prefix: str = "") -> dict:
-    """Write each conversation and ask its questions: at once, or once indexing caught up."""
+                 prefix: str = "", index: bool = True) -> dict:
+    """Write each conversation and ask its questions: at once, or once indexing caught up
+    (or, with `index` false and the indexer manual, with nothing indexed)."""
     from tqdm import tqdm
 
     from memories.indexing import index_pending, pending_count
@@ -178,7 +194,7 @@ def run_protocol(principal, account, samples, *, immediate: bool, cached=None,
                        file=sys.stderr):
         memory_name = prefix + re.sub(r"[^a-z0-9_-]", "-", sample["sample_id"].lower())
         dia_by_fact = load_conversation(principal, account, sample, memory_name)
-        if not immediate:
+        if not immediate and index:
             index_pending()
             while pending_count():  # a background indexer's last batch
                 time.sleep(0.05)
@@ -211,6 +227,7 @@ def run_protocol(principal, account, samples, *, immediate: bool, cached=None,
 
 
 def apply_overrides(assignments: list[str]) -> None:
+    import ast
     import importlib
 
     for assignment in assignments:
@@ -224,7 +241,9 @@ def apply_overrides(assignments: list[str]) -> None:
             continue
         module = importlib.import_module(f"memories.{module_name}")
         current = getattr(module, name)
-        setattr(module, name, type(current)(raw))
+        # A tuple of weights is written as Python writes it: first_pass.CONTEXT_WEIGHTS=0.5,0.25
+        value = tuple(ast.literal_eval(raw)) if isinstance(current, tuple) else type(current)(raw)
+        setattr(module, name, value)
         print(f"override: memories.{target} = {getattr(module, name)!r}", file=sys.stderr)
 
 

@@ -1,6 +1,7 @@
 """Operations-record retrieval quality (issue 13): recall@k and MRR of query_memory, per retriever.
 
     .venv/bin/python bench/runbooks_quality.py [--data DIR] [--json PATH] [--set MODULE.NAME=V]
+                                               [--first-pass-only]
 
 The protocol, on a fresh box (the same embedded server and cached embedder as
 bench/locomo.py):
@@ -9,7 +10,8 @@ bench/locomo.py):
    `write_episode` tool (scope shared, session_id = the record id, its entities and
    facts as the set has them), then indexed. A name the server calls ambiguous (a
    similar name already in the graph) is answered "new", as the set's names are
-   distinct things.
+   distinct things. (--first-pass-only: not indexed, and the query's own embedding off,
+   so every fact is searched by its first-pass vector.)
 2. Every question of questions.jsonl through the `query_memory` tool, top_k 10.
 3. Three rankings from that one call. hybrid: the tool's facts. text only and vector
    only: the two candidate lists query_memory hands to `memories.search.fuse`, each in
@@ -74,8 +76,10 @@ def write_set(principal, episodes: list[dict], facts: list[dict], memory: str) -
     return set_id_of
 
 
-def load_into(principal, account, folder: Path = DATA, memory: str = MEMORY):
-    """A memory holding the whole set, indexed: (set_id_of, questions)."""
+def load_into(principal, account, folder: Path = DATA, memory: str = MEMORY, *,
+              index: bool = True):
+    """A memory holding the whole set, indexed (unless `index` is false): (set_id_of,
+    questions)."""
     from memories.indexing import index_pending
     from memories.models import Fact
     from memories.services import memory_create
@@ -86,6 +90,8 @@ def load_into(principal, account, folder: Path = DATA, memory: str = MEMORY):
         sys.exit("the dataset has problems:\n" + "\n".join(wrong))
     memory_create(account_id=account.pk, name=memory)
     set_id_of = write_set(principal, episodes, facts, memory)
+    if not index:
+        return set_id_of, questions
     index_pending()
     embedded = Fact.objects.filter(memory__name=memory, embedding__isnull=False).count()
     if embedded != len(facts):
@@ -116,6 +122,9 @@ def main() -> None:
     parser.add_argument("--set", action="append", default=[], metavar="MODULE.NAME=VALUE",
                         help="override a ranking constant for an experiment, e.g. "
                              "search.RRF_K=60 (modules under memories/)")
+    parser.add_argument("--first-pass-only", action="store_true",
+                        help="ask with nothing indexed and the query's own embedding off: "
+                             "every fact on its first-pass vector")
     args = parser.parse_args()
 
     fresh_instance(indexing="manual")
@@ -125,7 +134,12 @@ def main() -> None:
 
     principal, account = bench_principal()
     started = time.perf_counter()
-    set_id_of, questions = load_into(principal, account, args.data)
+    if args.first_pass_only:
+        from django.conf import settings
+
+        settings.ECHO_MEMORY_QUERY_EMBED_FACTS = 0
+    set_id_of, questions = load_into(principal, account, args.data,
+                                     index=not args.first_pass_only)
     cached.save()
     loaded = time.perf_counter() - started
 
