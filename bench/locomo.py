@@ -44,22 +44,19 @@ def session_date(raw: str) -> str:
     return raw.split(" on ", 1)[1] if " on " in raw else raw
 
 
-def load_conversation(principal, account, sample: dict, memory_name: str) -> dict[str, str]:
-    """Write every session as one episode; returns fact_id -> dia_id."""
-    from memories.schemas import WriteEpisodeArgs, parse
-    from memories.services import memory_create, write_episode
-
-    memory_create(account_id=account.pk, name=memory_name)
+def sessions(sample: dict) -> list[tuple[int, list[dict]]]:
+    """Each session in order, as (number, its facts as write_episode takes them): one per
+    turn, "<speaker> on <session date>: <words>" plus the photo caption, said to the other
+    speaker, keyed `said <dia_id>`."""
     conversation = sample["conversation"]
     speakers = [conversation["speaker_a"], conversation["speaker_b"]]
-    entities = [{"name": name, "type": "person"} for name in speakers]
-    dia_by_fact: dict[str, str] = {}
-    sessions = sorted(int(k.split("_")[1]) for k in conversation
-                       if re.fullmatch(r"session_\d+", k))
-    for number, session in enumerate(sessions):
-        date = session_date(conversation[f"session_{session}_date_time"])
+    numbers = sorted(int(k.split("_")[1]) for k in conversation
+                     if re.fullmatch(r"session_\d+", k))
+    out = []
+    for number in numbers:
+        date = session_date(conversation[f"session_{number}_date_time"])
         facts = []
-        for turn in conversation[f"session_{session}"]:
+        for turn in conversation[f"session_{number}"]:
             text = f"{turn['speaker']} on {date}: {turn['text']}"
             if turn.get("blip_caption"):
                 text += f" [shares a photo: {turn['blip_caption']}]"
@@ -67,9 +64,23 @@ def load_conversation(principal, account, sample: dict, memory_name: str) -> dic
             facts.append({"source": turn["speaker"], "target": other,
                           "relation_type": f"said {turn['dia_id']}", "fact": text,
                           "confidence": "extracted"})
+        out.append((number, facts))
+    return out
+
+
+def load_conversation(principal, account, sample: dict, memory_name: str) -> dict[str, str]:
+    """Write every session as one episode; returns fact_id -> dia_id."""
+    from memories.schemas import WriteEpisodeArgs, parse
+    from memories.services import memory_create, write_episode
+
+    memory_create(account_id=account.pk, name=memory_name)
+    conversation = sample["conversation"]
+    entities = [{"name": conversation[k], "type": "person"} for k in ("speaker_a", "speaker_b")]
+    dia_by_fact: dict[str, str] = {}
+    for index, (number, facts) in enumerate(sessions(sample)):
         reply = write_episode(principal, parse(WriteEpisodeArgs, {
-            "scope": "shared", "memory": memory_name, "assume_new": number == 0,
-            "session_id": f"{sample['sample_id']}/session_{session}",
+            "scope": "shared", "memory": memory_name, "assume_new": index == 0,
+            "session_id": f"{sample['sample_id']}/session_{number}",
             "entities": entities, "facts": facts,
         }))
         assert reply["stored"], reply
