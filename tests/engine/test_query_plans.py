@@ -209,21 +209,3 @@ def test_the_exact_branch_returns_the_true_nearest_facts(graph):
         nearest = [row[0] for row in cursor.fetchall()]
     assert [c.fact_id for c in found] == nearest
 
-
-def test_each_new_names_vector_is_read_once_not_once_per_entity_compared(graph):
-    # A vector sent as text and cast where it is compared is parsed again for every row
-    # the probe reads: 384 numbers per existing entity per new name (a 20-name write into
-    # a small memory took 0.2 s, and wrote 160 facts/s). Cast once, the array is parsed once.
-    with CaptureQueriesContext(connection) as captured:
-        graph.write(entities=[thing_named("billing queue"), thing_named("mail relay")])
-    sql = next(q["sql"] for q in captured.captured_queries if "WITH ORDINALITY" in q["sql"]
-               and "name_embedding <=>" in q["sql"])
-    with connection.cursor() as cursor:
-        cursor.execute("EXPLAIN VERBOSE " + sql)
-        compared = [row[0] for row in cursor.fetchall() if "name_embedding <=>" in row[0]]
-    assert compared, "the probe by meaning is in the plan"
-    assert not [line for line in compared if "::vector)" in line], compared
-
-
-def thing_named(name: str) -> dict:
-    return {"name": name, "type": "thing"}
