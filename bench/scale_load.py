@@ -61,6 +61,7 @@ def load(*, memory_id: int, holder_id: int, key_id: int, facts: int, real: np.nd
     """Fill the memory's shared partition; returns timings (seconds) and counts."""
     from django.db import connection, transaction
 
+    from memories import vector_params
     from memories.indexing import count_terms
     from memories.names import initials, normalize
     from memories.search_text import search_text_for
@@ -82,14 +83,13 @@ def load(*, memory_id: int, holder_id: int, key_id: int, facts: int, real: np.nd
             cursor.execute(
                 "INSERT INTO memories_entity (id, memory_id, partition, name, normalized_name, "
                 "initials, type, name_embedding, created_at) SELECT v.id, %s, 'shared', v.name, "
-                "v.norm, v.initials, v.type, v.vec::vector, %s FROM unnest(%s::uuid[], "
-                "%s::text[], %s::text[], %s::text[], %s::text[], %s::text[]) "
+                "v.norm, v.initials, v.type, v.vec, %s FROM unnest(%s::uuid[], "
+                "%s::text[], %s::text[], %s::text[], %s::text[], %s::vector[]) "
                 "AS v(id, name, norm, initials, type, vec)",
                 [memory_id, epoch, [entity_ids[n] for n in part], part,
                  [normalize(n) for n in part], [initials(n) for n in part],
                  [vocabulary.entities[n] for n in part],
-                 ["[" + ",".join(f"{x:.7g}" for x in vector_of[n]) + "]"
-                  for n in part]])
+                 [vector_params.vector(vector_of[n]) for n in part]])
     timings["entities"] = time.perf_counter() - started
 
     raw = connection.connection

@@ -27,6 +27,7 @@ from array import array
 from collections.abc import Callable, Iterable
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from django.core.serializers.json import DjangoJSONEncoder
@@ -68,15 +69,6 @@ class Change:
     object_id: str
     before: dict[str, Any] | None = None
     after: dict[str, Any] | None = None
-
-
-def _plain(value: Any) -> Any:
-    """JSON-safe and stable: what is hashed is exactly what the row will read back as."""
-    return json.loads(json.dumps(value, cls=DjangoJSONEncoder)) if value is not None else None
-
-
-def _json(value: Any) -> str | None:
-    return None if value is None else json.dumps(value, ensure_ascii=False)
 
 
 def _canonical(value: dict[str, Any]) -> str:
@@ -129,10 +121,47 @@ def _intact(prev_hash: str, event: AuditEvent) -> bool:
             and digest_v2(prev_hash, event) == event.hash)
 
 
+@dataclass(slots=True)
+class NewEvent:
+    """An event being appended: what the chain hashes and the row stores. A write appends
+    one per fact, and a model instance each cost more than sealing it."""
+
+    account_id: int
+    seq: int
+    memory_id: int | None
+    memory_name: str
+    partition: str
+    action: str
+    object_id: str
+    session_id: str
+    holder_id: int | None
+    tool: str
+    key_id: int | None
+    before: Any
+    after: Any
+    created_at: datetime
+    before_text: str | None = None
+    after_text: str | None = None
+    prev_hash: str = ""
+    hash: str = ""
+    format: int = FORMAT
+    salt: str = ""
+    payload_digest: str = ""
+
+
+def _stored(value: Any) -> tuple[Any, str | None]:
+    """JSON-safe and stable, and its text: what is hashed is exactly what the row will
+    read back as (a datetime as its ISO text, a UUID as its string)."""
+    if value is None:
+        return None, None
+    text = json.dumps(value, cls=DjangoJSONEncoder, ensure_ascii=False)
+    return json.loads(text), text
+
+
 def audit_record(
     *, principal: Principal, memory: Memory | None, partition: str, session_id: str,
     changes: list[Change],
-) -> list[AuditEvent]:
+) -> list[NewEvent]:
     """Append `changes` to the account's chain; call inside the change's transaction.
 
     `memory` is None for an account-level event (a key, a member), which is in no memory."""
@@ -149,14 +178,17 @@ def audit_record(
     events = []
     for change in changes:
         seq += 1
-        event = AuditEvent(
+        before, before_text = _stored(change.before)
+        after, after_text = _stored(change.after)
+        event = NewEvent(
             account_id=principal.account_id, seq=seq,
             memory_id=memory.pk if memory is not None else None,
             memory_name=memory.name if memory is not None else "",
             partition=partition, action=change.action,
             object_id=change.object_id, session_id=session_id,
             holder_id=principal.holder_id, tool=principal.tool, key_id=principal.key_id,
-            before=_plain(change.before), after=_plain(change.after), created_at=now,
+            before=before, after=after, created_at=now,
+            before_text=before_text, after_text=after_text,
         )
         prev = seal(event, prev)
         events.append(event)
@@ -165,8 +197,8 @@ def audit_record(
                        "WHERE account_id = %s", [seq, prev, principal.account_id]),
         bulk.insert_statement("memories_auditevent", EVENT_COLUMNS, [
             (e.account_id, e.seq, e.memory_id, e.memory_name, e.partition, e.action,
-             e.object_id, e.session_id, e.holder_id, e.tool, e.key_id, _json(e.before),
-             _json(e.after), e.created_at, e.prev_hash, e.hash, e.format, e.salt,
+             e.object_id, e.session_id, e.holder_id, e.tool, e.key_id, e.before_text,
+             e.after_text, e.created_at, e.prev_hash, e.hash, e.format, e.salt,
              e.payload_digest)
             for e in events
         ], casts={"before": "::jsonb", "after": "::jsonb"}),
@@ -177,7 +209,7 @@ def audit_record(
 def account_event(
     *, account_id: int, actor_id: int | None, action: str, object_id: object,
     after: dict[str, Any], memory: Memory | None = None, tool: str = "", key_id: int | None = None,
-) -> AuditEvent:
+) -> NewEvent:
     """Record one account-level event (`member.joined`, `key.revoked`, ...) in the account's
     chain; call inside the change's transaction. `after` says who/what in a few fields.
     An event about a memory names it, so deleting the memory erases this text too."""

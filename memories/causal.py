@@ -19,7 +19,7 @@ from django.db import connection, transaction
 from django.db.models import Q
 
 from accounts.principal import Principal
-from memories import metering, search, vector_text
+from memories import metering, search, vector_params
 from memories.models import Entity, Fact
 from memories.names import normalize
 from memories.schemas import TraceCauseArgs
@@ -154,7 +154,7 @@ def _anchors(scope, memory_id: int, partition: str, subject: str) -> list[tuple[
         for entity_id, score in cursor.fetchall():
             if score >= ANCHOR_TRIGRAM:
                 similar[entity_id] = max(similar.get(entity_id, 0.0), score)
-        vector = vector_text.literal(_query_vector(subject))
+        vector = vector_params.vector(_query_vector(subject))
         cursor.execute(
             "SELECT id, 1 - (name_embedding <=> %s::vector) FROM memories_entity "
             "WHERE memory_id = %s AND partition = %s AND name_embedding IS NOT NULL "

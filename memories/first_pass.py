@@ -48,6 +48,9 @@ from itertools import chain
 from pathlib import Path
 
 import numpy as np
+from pgvector import HalfVector
+
+from memories import vector_params
 
 SIF = 1e-3
 # Wordpieces before this id are [PAD], [unusedN], specials and single characters.
@@ -57,9 +60,6 @@ CONTEXT_WEIGHTS = (0.5, 0.25)
 CALIBRATION_SCALE = 1.08
 CALIBRATION_OFFSET = 0.13
 _BATCH = 1024
-# A unit vector's components as integer steps of 1/STEPS, and every step's text.
-STEPS = 4096
-_STEP_TEXT = [str(step) for step in range(-STEPS, STEPS + 1)]
 # As the model reads at most this many (sentence-transformers' max_seq_length).
 MAX_WORDPIECES = 256
 
@@ -111,25 +111,18 @@ def _unit_rows(matrix: np.ndarray) -> np.ndarray:
     return np.divide(matrix, norms, out=matrix, where=norms > 0)
 
 
-def literals(texts: Sequence[str], positions: Sequence[int]) -> list[str | None]:
+def halfvecs(texts: Sequence[str], positions: Sequence[int]) -> list[HalfVector | None]:
     """One episode's first-pass vectors (`in_episode`, with as many facts of context as
-    the indexer embeds with) as halfvec literals for an INSERT, in integer steps of 1/4096
-    (None for each when ECHO_MEMORY_FIRST_PASS is off).
-
-    Cosine ignores length, so a scaled vector is as good as a unit one, and integers
-    format in a fraction of the time floats do (a write formats 384 numbers a fact); each
-    step's text is made once, and looked up.
-    """
+    the indexer embeds with) as parameters for an INSERT (memories/vector_params.py), None
+    for each when ECHO_MEMORY_FIRST_PASS is off."""
     from django.conf import settings
 
     if not settings.ECHO_MEMORY_FIRST_PASS:
         return [None] * len(texts)
+    rows = in_episode(texts, positions, context=settings.ECHO_MEMORY_EMBED_CONTEXT)
     # A text of digits and punctuation only has no word to stand on: no vector, as a
     # zero vector has no direction to compare.
-    steps = np.rint(in_episode(texts, positions, context=settings.ECHO_MEMORY_EMBED_CONTEXT)
-                    * STEPS).astype(np.int32)
-    return ["[" + ",".join([_STEP_TEXT[step] for step in (row + STEPS).tolist()]) + "]"
-            if row.any() else None for row in steps]
+    return [vector_params.halfvec(row) if row.any() else None for row in rows]
 
 
 def ensure() -> Path:

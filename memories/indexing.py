@@ -31,10 +31,9 @@ from django.conf import settings
 from django.db import OperationalError, connection, transaction
 
 from echomem.db import LOCK_NOT_AVAILABLE
-from memories import note_words
+from memories import note_words, vector_params
 from memories.embeddings import get_embedder
 from memories.note_text import note_head
-from memories.vector_text import literal
 
 logger = logging.getLogger(__name__)
 BATCH_SIZE = 64
@@ -278,9 +277,9 @@ def reembed_batch(table: str, *, after: str | None,
             store_embeddings(cursor, "memories_note", ids, _note_vectors(rows))
         else:
             cursor.execute(
-                "UPDATE memories_entity e SET name_embedding = v.embedding::vector "
-                "FROM unnest(%s::uuid[], %s::text[]) AS v(id, embedding) WHERE e.id = v.id",
-                [ids, [literal(vector) for vector in get_embedder().embed(
+                "UPDATE memories_entity e SET name_embedding = v.embedding "
+                "FROM unnest(%s::uuid[], %s::vector[]) AS v(id, embedding) WHERE e.id = v.id",
+                [ids, [vector_params.vector(vector) for vector in get_embedder().embed(
                     [row[1] for row in rows])]])
     return len(rows), str(rows[-1][0])
 
@@ -320,9 +319,9 @@ def store_embeddings(cursor, table: str, ids: list, vectors) -> None:
     vector goes as its settled one arrives."""
     clear = ", first_pass_embedding = NULL" if table == "memories_fact" else ""
     cursor.execute(
-        f"UPDATE {table} f SET embedding = v.embedding::halfvec{clear} "
-        "FROM unnest(%s::uuid[], %s::text[]) AS v(id, embedding) WHERE f.id = v.id",
-        [ids, [literal(vector) for vector in vectors]],
+        f"UPDATE {table} f SET embedding = v.embedding{clear} "
+        "FROM unnest(%s::uuid[], %s::halfvec[]) AS v(id, embedding) WHERE f.id = v.id",
+        [ids, [vector_params.halfvec(vector) for vector in vectors]],
     )
 
 

@@ -23,7 +23,7 @@ from typing import NamedTuple
 from django.db import connection
 
 from memories.models import TEXT_SEARCH_CONFIG
-from memories.vector_text import literal
+from memories.vector_params import halfvec
 
 # The words of {text}, as rows t(word).
 _WORDS_OF = "unnest(tsvector_to_array(to_tsvector('simple', {text}))) AS t(word)"
@@ -58,7 +58,7 @@ def index_words(cursor, note_ids: list, embedder) -> int:
     if not rows:
         return 0
     words = sorted({word for _, _, word in rows})
-    vector_of = dict(zip(words, (literal(v) for v in embedder.embed(words)), strict=True))
+    vector_of = dict(zip(words, (halfvec(v) for v in embedder.embed(words)), strict=True))
     cursor.execute(
         "INSERT INTO memories_noteword (memory_id, partition, word, embedding) "
         "SELECT * FROM unnest(%s::bigint[], %s::text[], %s::text[], %s::halfvec[]) "
@@ -91,7 +91,7 @@ def word_matches(memory_id: int, partition: str, query: str, note_ids: list,
         words = [row[0] for row in cursor.fetchall()]
         if not words or not note_ids:
             return []
-        vectors = [literal(v) for v in embedder.embed(words)]
+        vectors = [halfvec(v) for v in embedder.embed(words)]
         cursor.execute("SELECT id, words FROM memories_note WHERE id = ANY(%s::uuid[]) "
                        "AND memory_id = %s AND partition = %s AND words IS NOT NULL",
                        [note_ids, memory_id, partition])

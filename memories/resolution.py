@@ -14,12 +14,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from echomem.errors import ValidationFailed
-from memories import bulk
+from memories import bulk, vector_params
 from memories.embeddings import get_embedder
 from memories.models import Entity, Memory
 from memories.names import MINOR_WORDS, as_abbreviation, initials, normalize, same_type
 from memories.schemas import EntityIn
-from memories.vector_text import literal
 
 # Chosen on the labelled pairs in tests/memories/test_entity_resolution.py: high enough
 # that unrelated names of one kind (Caroline/Melanie, Redis/Postgres) stay apart.
@@ -158,7 +157,7 @@ SIMILAR_NAMES = (
     "WHERE memory_id = %(memory)s AND partition = %(partition)s "
     "AND normalized_name %% n.normal ORDER BY s DESC LIMIT %(limit)s) e "
     "UNION ALL "
-    "SELECT n.i, 2, e.id, e.name, e.type, e.s FROM unnest(%(vectors)s::text[]::vector[]) "
+    "SELECT n.i, 2, e.id, e.name, e.type, e.s FROM unnest(%(vectors)s::vector[]) "
     "WITH ORDINALITY AS n(vector, i) CROSS JOIN LATERAL (SELECT id, name, type, "
     "1 - (name_embedding <=> n.vector) AS s FROM memories_entity "
     "WHERE memory_id = %(memory)s AND partition = %(partition)s "
@@ -194,7 +193,7 @@ def _similar(
     # holds no line break, so one joins the forms.)
     rows = bulk.execute(SIMILAR_NAMES, {
         "normals": [normalize(e.name) for e in entities],
-        "vectors": [literal(vectors[e.name]) for e in entities],
+        "vectors": [vector_params.vector(vectors[e.name]) for e in entities],
         "shorts": [as_abbreviation(e.name) or None for e in entities],
         "forms": ["\n".join(_abbreviation_forms(e.name)) for e in entities],
         "memory": memory.pk, "partition": partition, "limit": MAX_CANDIDATES,

@@ -24,7 +24,7 @@ from django.db import connection, transaction
 from django.db.models import BooleanField, Q
 from django.db.models.expressions import RawSQL
 
-from memories import first_pass, vector_text
+from memories import first_pass, vector_params
 from memories.models import TEXT_SEARCH_CONFIG, Fact
 from memories.names import normalize
 
@@ -214,7 +214,7 @@ def vector_candidates(
     EXACT_SEARCH_MAX indexed facts, read live) reads every vector instead of the HNSW
     index; reads of the past always take the index."""
     where, params = window.sql()
-    literal = vector_text.literal(query_vector)
+    query = vector_params.halfvec(query_vector)
     # savepoint=False: inside query_memory's transaction this adds no round trips.
     with transaction.atomic(savepoint=False), connection.cursor() as cursor:
         # One round trip; the word search's planner setting must not price this plan.
@@ -225,7 +225,7 @@ def vector_candidates(
                 f"{corpus.ends} "
                 f"FROM {corpus.table} f WHERE f.memory_id = %s AND f.partition = %s "
                 f"AND f.embedding IS NOT NULL AND {where} ORDER BY distance LIMIT %s")
-        near_params = [literal, memory_id, partition, *params, limit]
+        near_params = [query, memory_id, partition, *params, limit]
         if exact and corpus is FACTS and window == Window():
             # The inner LIMIT keeps the sort off the HNSW index, and bounds the work should
             # the partition's count ever fall behind it.
@@ -233,7 +233,7 @@ def vector_candidates(
                     "f.source_id, f.target_id FROM memories_fact f WHERE f.memory_id = %s "
                     f"AND f.partition = %s AND f.embedding IS NOT NULL AND {where} LIMIT %s) e "
                     "ORDER BY e.distance LIMIT %s")
-            near_params = [literal, memory_id, partition, *params, 2 * EXACT_SEARCH_MAX, limit]
+            near_params = [query, memory_id, partition, *params, 2 * EXACT_SEARCH_MAX, limit]
         if corpus is not FACTS:
             cursor.execute(f"WITH near AS MATERIALIZED ({near}) "
                            "SELECT id, 1 - distance, source_id, target_id FROM near "
@@ -253,7 +253,7 @@ def vector_candidates(
                 "SELECT id, 1 - distance, source_id, target_id FROM near UNION ALL "
                 "SELECT id, %s::float8 * (1 - distance) + %s::float8, source_id, target_id "
                 "FROM waiting ORDER BY 2 DESC LIMIT %s",
-                [*near_params, literal, memory_id, partition, *params, FIRST_PASS_SCAN, limit,
+                [*near_params, query, memory_id, partition, *params, FIRST_PASS_SCAN, limit,
                  first_pass.CALIBRATION_SCALE, first_pass.CALIBRATION_OFFSET, limit])
         return [Candidate(row[0], float(row[1]), row[2], row[3]) for row in cursor.fetchall()]
 

@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from accounts.principal import Principal
 from echomem.errors import NotFound, ValidationFailed
-from memories import bulk, first_pass, indexing, metering, planner_stats
+from memories import bulk, first_pass, indexing, metering, planner_stats, vector_params
 from memories.audit import RECALL_SAVED, Change, account_event, audit_record
 from memories.models import (
     MEMORY_NAME_RULE,
@@ -31,12 +31,11 @@ from memories.schemas import FactIn, RecordRecallSaveArgs, WriteEpisodeArgs, par
 from memories.scopes import partition_for
 from memories.search_text import search_text_for
 from memories.selectors import memory_for
-from memories.vector_text import literal
 
 ENTITY_COLUMNS = [
     ("id", "uuid"), ("memory_id", "bigint"), ("partition", "text"), ("name", "text"),
     ("normalized_name", "text"), ("initials", "text"), ("type", "text"),
-    ("name_embedding", "text"), ("episode_id", "uuid"), ("created_at", "timestamptz"),
+    ("name_embedding", "vector"), ("episode_id", "uuid"), ("created_at", "timestamptz"),
 ]
 FACT_COLUMNS = [
     ("id", "uuid"), ("memory_id", "bigint"), ("partition", "text"), ("source_id", "uuid"),
@@ -45,7 +44,7 @@ FACT_COLUMNS = [
     ("episode_id", "uuid"), ("position", "integer"), ("written_by_holder_id", "integer"),
     ("written_by_tool", "text"), ("written_by_key_id", "bigint"), ("created_at", "timestamptz"),
     ("valid_at", "timestamptz"), ("invalid_at", "timestamptz"), ("search_text", "text"),
-    ("first_pass_embedding", "text"),
+    ("first_pass_embedding", "halfvec"),
 ]
 # Races on a unique constraint (two writers creating one key or one entity) are
 # resolved by running the losing transaction again: it then sees the winner's row.
@@ -220,21 +219,22 @@ def _write_episode(
     if created_nodes:
         statements.append(bulk.insert_statement("memories_entity", ENTITY_COLUMNS, [
             (node.pk, memory.pk, partition, node.name, node.normalized_name,
-             initials(node.name), node.type, literal(resolution.name_embeddings[node.name]),
+             initials(node.name), node.type,
+             vector_params.vector(resolution.name_embeddings[node.name]),
              episode_id, now)
             for node in created_nodes
-        ], casts={"name_embedding": "::vector"}))
+        ]))
     if new_rows:
         rows = sorted(new_rows.values(), key=lambda f: f.position)
         statements.append(bulk.insert_statement("memories_fact", FACT_COLUMNS, [
             (f.pk, memory.pk, partition, f.source_id, f.target_id, f.relation_type, f.fact,
              f.confidence, f.causal_hint, args.session_id, args.project, episode_id,
              f.position, principal.holder_id, principal.tool, principal.key_id, now,
-             f.valid_at, f.invalid_at, f.search_text, first_pass_literal)
-            for f, first_pass_literal in zip(
-                rows, first_pass.literals([f.search_text for f in rows],
+             f.valid_at, f.invalid_at, f.search_text, first_pass_vector)
+            for f, first_pass_vector in zip(
+                rows, first_pass.halfvecs([f.search_text for f in rows],
                                          [f.position for f in rows]), strict=True)
-        ], casts={"first_pass_embedding": "::halfvec"}))
+        ]))
     bulk.execute(*bulk.combine(statements))
 
     # Paid after the rows are in and before the audit chain's head is locked (always in

@@ -119,13 +119,73 @@ def _suite_of(nodeid: str) -> str:
     return next((suite for suite in BUDGETS if nodeid.startswith(suite + "/")), "the rest")
 
 
+WHOLE_RUN_PROCESSES = 2
+
+
+def pytest_xdist_auto_num_workers(config):
+    """`-n auto` (pyproject.toml): the whole suite in two processes, chosen tests in this
+    one, where -x, -s and a debugger behave as usual (pass -n 2 to split them too)."""
+    whole = config.args_source == pytest.Config.ArgsSource.TESTPATHS
+    return WHOLE_RUN_PROCESSES if whole else 0
+
+
+def pytest_collection_modifyitems(items):
+    """Two processes share the whole run (pytest-xdist, above): most suites
+    mostly wait, on PostgreSQL, a server they started or the browser. Each expensive suite
+    stays in one process (its servers start once), the longest first, so the two end
+    together; every other file is a unit of its own."""
+    from tests.budgets import BUDGETS
+
+    rank = {suite: i for i, suite in enumerate(sorted(BUDGETS, key=lambda s: -BUDGETS[s]))}
+
+    def group(item) -> str:
+        suite = _suite_of(item.nodeid)
+        return suite if suite in BUDGETS else item.nodeid.split("::")[0]
+
+    items.sort(key=lambda item: rank.get(_suite_of(item.nodeid), len(rank)))
+    for item in items:
+        item.add_marker(pytest.mark.xdist_group(group(item)))
+
+
 def pytest_runtest_logreport(report):
     _suite_seconds[_suite_of(report.nodeid)] += report.duration
 
 
+def pytest_sessionfinish(session):
+    """A worker process hands its fuzzing figures to the one that prints the summary."""
+    output = getattr(session.config, "workeroutput", None)
+    if output is not None:
+        from tests.fuzz import server
+
+        output["fuzz_stats"] = dict(server.STATS)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    from tests.fuzz import server
+
+    server.STATS.update(getattr(node, "workeroutput", {}).get("fuzz_stats", {}))
+
+
+def _fuzz_summary(terminalreporter) -> None:
+    from tests.fuzz import server
+
+    stats = server.STATS
+    if stats["requests"]:
+        terminalreporter.write_line(
+            f"echo fuzz: {stats['cases']} cases in {stats['requests']} requests "
+            f"({stats['accepted']} tool calls accepted, {stats['refused']} refused); "
+            f"{stats['5xx']} 5xx, {stats['-32603']} -32603, {stats['tracebacks']} server "
+            f"tracebacks; {stats['ledger_checks']} ledger checks counting {stats['rows']} rows, "
+            f"{stats['events']} audit events verified")
+
+
 def pytest_terminal_summary(terminalreporter):
-    """Each expensive suite's time in this run beside its CI budget (tests/budgets.py)."""
+    """The fuzzing figures, then each expensive suite's time in this run beside its CI
+    budget (tests/budgets.py)."""
     from tests.budgets import BUDGETS, REST
+
+    _fuzz_summary(terminalreporter)
 
     if not _suite_seconds:
         return

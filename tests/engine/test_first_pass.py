@@ -22,13 +22,13 @@ def test_a_paraphrase_is_nearer_its_fact_than_an_unrelated_one_across_both_kinds
 
 def test_a_text_with_no_word_gets_no_vector(settings):
     settings.ECHO_MEMORY_FIRST_PASS = True
-    literal, none = first_pass.literals([HIKE, "-- !! ??"], [0, 1])
-    assert literal.startswith("[") and none is None
+    vector, none = first_pass.halfvecs([HIKE, "-- !! ??"], [0, 1])
+    assert vector.dimensions() == 384 and none is None
 
 
 def test_turned_off_nothing_is_computed(settings):
     settings.ECHO_MEMORY_FIRST_PASS = False
-    assert first_pass.literals([HIKE, UNRELATED], [0, 1]) == [None, None]
+    assert first_pass.halfvecs([HIKE, UNRELATED], [0, 1]) == [None, None]
 
 
 QUESTION_TURN = "Melanie asked Caroline whether the adoption agency had approved her application"
@@ -63,8 +63,8 @@ def test_a_deployment_that_embeds_without_context_writes_first_pass_vectors_with
         settings):
     settings.ECHO_MEMORY_FIRST_PASS = True
     settings.ECHO_MEMORY_EMBED_CONTEXT = 0
-    assert first_pass.literals([QUESTION_TURN, REPLY], [0, 1])[1] == \
-        first_pass.literals([REPLY], [0])[0]
+    assert first_pass.halfvecs([QUESTION_TURN, REPLY], [0, 1])[1] == \
+        first_pass.halfvecs([REPLY], [0])[0]
     settings.ECHO_MEMORY_EMBED_CONTEXT = 2
-    assert first_pass.literals([QUESTION_TURN, REPLY], [0, 1])[1] != \
-        first_pass.literals([REPLY], [0])[0]
+    assert first_pass.halfvecs([QUESTION_TURN, REPLY], [0, 1])[1] != \
+        first_pass.halfvecs([REPLY], [0])[0]

@@ -119,16 +119,3 @@ def rest(fuzz):
     client = Rest(fuzz.base_url, fuzz.owner.key)
     yield client
     client.close()
-
-
-def pytest_terminal_summary(terminalreporter):
-    from tests.fuzz import server as fuzz_server
-
-    stats = fuzz_server.STATS
-    if stats["requests"]:
-        terminalreporter.write_line(
-            f"echo fuzz: {stats['cases']} cases in {stats['requests']} requests "
-            f"({stats['accepted']} tool calls accepted, {stats['refused']} refused); "
-            f"{stats['5xx']} 5xx, {stats['-32603']} -32603, {stats['tracebacks']} server "
-            f"tracebacks; {stats['ledger_checks']} ledger checks counting {stats['rows']} rows, "
-            f"{stats['events']} audit events verified")
