@@ -17,6 +17,7 @@ from pathlib import Path
 from gunicorn import util as gunicorn_util
 from gunicorn.app.base import BaseApplication
 from gunicorn.glogging import Logger as GunicornLogger
+from gunicorn.workers.base import Worker
 from gunicorn.workers.gthread import ThreadWorker
 
 from echomem.errors import ConfigurationError
@@ -157,6 +158,16 @@ class JsonErrorWorker(ThreadWorker):
         # process, it writes ours.
         gunicorn_util.write_error = _json_error
         super().init_process()
+
+    def handle_quit(self, sig, frame) -> None:
+        """SIGQUIT (the master's answer to SIGINT or SIGQUIT): exit now, without the thread
+        pool's shutdown that gunicorn's gthread worker calls first. The signal runs this on
+        the main thread, which may be inside the pool's submit at that moment (starting a
+        thread, holding the pool's lock); shutdown then waits for that lock forever, and
+        the worker hangs until the master kills it (seen in a CI run: a server asked to
+        stop right after a request). Exiting unwinds submit, which releases the lock; the
+        pool's threads end at interpreter exit, as after shutdown."""
+        Worker.handle_quit(self, sig, frame)
 
     def set_accept_enabled(self, enabled: bool) -> None:
         super().set_accept_enabled(enabled)

@@ -26,7 +26,7 @@ import secrets
 from array import array
 from collections.abc import Callable, Iterable
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import datetime
 from typing import Any
 
@@ -53,14 +53,6 @@ RECALL_SAVED = "recall_save.recorded"
 # Account-level events (team, keys, memories' lifecycle) carry no graph partition, so the
 # agents' get_audit_log, which reads one partition of one memory, never lists them.
 ACCOUNT_PARTITION = ""
-EVENT_COLUMNS = [
-    ("account_id", "bigint"), ("seq", "bigint"), ("memory_id", "bigint"),
-    ("memory_name", "text"), ("partition", "text"), ("action", "text"), ("object_id", "text"),
-    ("session_id", "text"), ("holder_id", "bigint"), ("tool", "text"), ("key_id", "bigint"),
-    ("before", "text"), ("after", "text"), ("created_at", "timestamptz"),
-    ("prev_hash", "text"), ("hash", "text"), ("format", "smallint"), ("salt", "text"),
-    ("payload_digest", "text"),
-]
 
 
 @dataclass(frozen=True)
@@ -149,6 +141,18 @@ class NewEvent:
     payload_digest: str = ""
 
 
+# Every column a new event's row fills: NewEvent's fields that the model has.
+_STORED = [f.name for f in fields(NewEvent)
+           if f.name in {c.column for c in AuditEvent._meta.concrete_fields}]
+
+
+def _row(event: NewEvent) -> dict[str, Any]:
+    """The event as its row: the payloads as their JSON text, which the row casts."""
+    row = {name: getattr(event, name) for name in _STORED}
+    row["before"], row["after"] = event.before_text, event.after_text
+    return row
+
+
 def _stored(value: Any) -> tuple[Any, str | None]:
     """JSON-safe and stable, and its text: what is hashed is exactly what the row will
     read back as (a datetime as its ISO text, a UUID as its string)."""
@@ -195,13 +199,8 @@ def audit_record(
     bulk.execute(*bulk.combine([
         bulk.Statement("UPDATE memories_auditchainhead SET seq = %s, hash = %s "
                        "WHERE account_id = %s", [seq, prev, principal.account_id]),
-        bulk.insert_statement("memories_auditevent", EVENT_COLUMNS, [
-            (e.account_id, e.seq, e.memory_id, e.memory_name, e.partition, e.action,
-             e.object_id, e.session_id, e.holder_id, e.tool, e.key_id, e.before_text,
-             e.after_text, e.created_at, e.prev_hash, e.hash, e.format, e.salt,
-             e.payload_digest)
-            for e in events
-        ], casts={"before": "::jsonb", "after": "::jsonb"}),
+        bulk.insert_statement(AuditEvent, [_row(e) for e in events],
+                              casts={"before": "text", "after": "text"}),
     ]))
     return events
 

@@ -8,12 +8,14 @@ and several inserts can go to the server as one statement (`WITH a AS (INSERT ..
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Mapping, Sequence
+from functools import cache
 from typing import Any, NamedTuple
 
 import psycopg
-from django.db import connection
+from django.db import connection, models
 
 
 class Statement(NamedTuple):
@@ -21,31 +23,43 @@ class Statement(NamedTuple):
     params: list[Any]
 
 
-def insert_statement(table: str, columns: Sequence[tuple[str, str]],
-                     rows: Sequence[Sequence[Any]],
-                     casts: dict[str, str] | None = None) -> Statement:
-    """`INSERT` of `rows` (tuples in `columns` order); columns are (name, SQL element type).
+def insert_statement(model: type[models.Model], rows: Sequence[Mapping[str, Any]],
+                     casts: Mapping[str, str] | None = None) -> Statement:
+    """`INSERT` of `rows` into the model's table: each row maps column names to values, the
+    same columns in every row. Each column's type comes from the model's field, so no
+    column list is declared twice.
 
-    `casts` turns a column's array element into its stored type, e.g. text -> jsonb.
+    `casts` turns a column's sent value into its stored type, e.g. {"before": "text"} sends
+    text that the statement casts to the field's jsonb.
     """
     casts = casts or {}
-    values = [list(column) for column in zip(*rows, strict=True)]
+    names = list(rows[0])
+    types = _element_types(model)
+    sent = {name: casts.get(name, types[name]) for name in names}
+    values = [[row[name] for row in rows] for name in names]
     # A column with one value in every row (the memory, the episode, the time...) goes
     # as one parameter instead of an array: half the values to encode on a typical write.
     varying = [i for i, column in enumerate(values)
                if any(v != column[0] or type(v) is not type(column[0]) for v in column)] or [0]
     # %b: arrays in binary; psycopg would otherwise escape each text element by regex.
-    arrays = ", ".join(f"%b::{columns[i][1]}[]" for i in varying)
-    aliases = ", ".join(columns[i][0] for i in varying)
+    arrays = ", ".join(f"%b::{sent[names[i]]}[]" for i in varying)
+    aliases = ", ".join(names[i] for i in varying)
     selected = ", ".join(
-        f"v.{name}{casts.get(name, '')}" if i in varying
-        else f"%s::{kind}{casts.get(name, '')}"
-        for i, (name, kind) in enumerate(columns))
-    constants = [values[i][0] for i in range(len(columns)) if i not in varying]
-    names = ", ".join(name for name, _ in columns)
-    return Statement(f"INSERT INTO {table} ({names}) SELECT {selected} "
-                     f"FROM unnest({arrays}) AS v({aliases})",
+        (f"v.{name}" if i in varying else f"%s::{sent[name]}")
+        + (f"::{types[name]}" if name in casts else "")
+        for i, name in enumerate(names))
+    constants = [values[i][0] for i in range(len(names)) if i not in varying]
+    return Statement(f"INSERT INTO {model._meta.db_table} ({', '.join(names)}) "
+                     f"SELECT {selected} FROM unnest({arrays}) AS v({aliases})",
                      [*constants, *(values[i] for i in varying)])
+
+
+@cache
+def _element_types(model: type[models.Model]) -> dict[str, str]:
+    """Each column's SQL type without its modifier: an array of varchar(200) would cut a
+    longer text short where plain varchar lets the column refuse it."""
+    return {field.column: re.sub(r"\(.*\)$", "", field.db_type(connection))
+            for field in model._meta.concrete_fields if field.db_type(connection)}
 
 
 def combine(statements: Sequence[Statement]) -> Statement:

@@ -19,6 +19,7 @@ from memories import bulk, first_pass, indexing, metering, planner_stats, vector
 from memories.audit import RECALL_SAVED, Change, account_event, audit_record
 from memories.models import (
     MEMORY_NAME_RULE,
+    Entity,
     Fact,
     Memory,
     RecallSave,
@@ -32,20 +33,6 @@ from memories.scopes import partition_for
 from memories.search_text import search_text_for
 from memories.selectors import memory_for
 
-ENTITY_COLUMNS = [
-    ("id", "uuid"), ("memory_id", "bigint"), ("partition", "text"), ("name", "text"),
-    ("normalized_name", "text"), ("initials", "text"), ("type", "text"),
-    ("name_embedding", "vector"), ("episode_id", "uuid"), ("created_at", "timestamptz"),
-]
-FACT_COLUMNS = [
-    ("id", "uuid"), ("memory_id", "bigint"), ("partition", "text"), ("source_id", "uuid"),
-    ("target_id", "uuid"), ("relation_type", "text"), ("fact", "text"), ("confidence", "text"),
-    ("causal_hint", "text"), ("session_id", "text"), ("project", "text"),
-    ("episode_id", "uuid"), ("position", "integer"), ("written_by_holder_id", "integer"),
-    ("written_by_tool", "text"), ("written_by_key_id", "bigint"), ("created_at", "timestamptz"),
-    ("valid_at", "timestamptz"), ("invalid_at", "timestamptz"), ("search_text", "text"),
-    ("first_pass_embedding", "halfvec"),
-]
 # Races on a unique constraint (two writers creating one key or one entity) are
 # resolved by running the losing transaction again: it then sees the winner's row.
 RETRIED_CONSTRAINTS = {"one_live_edge_per_key", "entity_name_per_partition"}
@@ -217,24 +204,28 @@ def _write_episode(
         [episode_id, memory.pk, partition, args.session_id, args.project,
          principal.holder_id, principal.tool, principal.key_id, now])]
     if created_nodes:
-        statements.append(bulk.insert_statement("memories_entity", ENTITY_COLUMNS, [
-            (node.pk, memory.pk, partition, node.name, node.normalized_name,
-             initials(node.name), node.type,
-             vector_params.vector(resolution.name_embeddings[node.name]),
-             episode_id, now)
-            for node in created_nodes
-        ]))
+        statements.append(bulk.insert_statement(Entity, [{
+            "id": node.pk, "memory_id": memory.pk, "partition": partition, "name": node.name,
+            "normalized_name": node.normalized_name, "initials": initials(node.name),
+            "type": node.type,
+            "name_embedding": vector_params.vector(resolution.name_embeddings[node.name]),
+            "episode_id": episode_id, "created_at": now,
+        } for node in created_nodes]))
     if new_rows:
         rows = sorted(new_rows.values(), key=lambda f: f.position)
-        statements.append(bulk.insert_statement("memories_fact", FACT_COLUMNS, [
-            (f.pk, memory.pk, partition, f.source_id, f.target_id, f.relation_type, f.fact,
-             f.confidence, f.causal_hint, args.session_id, args.project, episode_id,
-             f.position, principal.holder_id, principal.tool, principal.key_id, now,
-             f.valid_at, f.invalid_at, f.search_text, first_pass_vector)
-            for f, first_pass_vector in zip(
-                rows, first_pass.halfvecs([f.search_text for f in rows],
-                                         [f.position for f in rows]), strict=True)
-        ]))
+        first_pass_vectors = first_pass.halfvecs([f.search_text for f in rows],
+                                                 [f.position for f in rows])
+        statements.append(bulk.insert_statement(Fact, [{
+            "id": f.pk, "memory_id": memory.pk, "partition": partition,
+            "source_id": f.source_id, "target_id": f.target_id,
+            "relation_type": f.relation_type, "fact": f.fact, "confidence": f.confidence,
+            "causal_hint": f.causal_hint, "session_id": args.session_id,
+            "project": args.project, "episode_id": episode_id, "position": f.position,
+            "written_by_holder_id": principal.holder_id,
+            "written_by_tool": principal.tool, "written_by_key_id": principal.key_id,
+            "created_at": now, "valid_at": f.valid_at, "invalid_at": f.invalid_at,
+            "search_text": f.search_text, "first_pass_embedding": first_pass_vector,
+        } for f, first_pass_vector in zip(rows, first_pass_vectors, strict=True)]))
     bulk.execute(*bulk.combine(statements))
 
     # Paid after the rows are in and before the audit chain's head is locked (always in

@@ -129,22 +129,33 @@ def pytest_xdist_auto_num_workers(config):
     return WHOLE_RUN_PROCESSES if whole else 0
 
 
+def _unit_of(nodeid: str) -> str:
+    """What one process runs whole: an expensive suite (its servers start once), else a file."""
+    suite = _suite_of(nodeid)
+    return suite if suite != "the rest" else nodeid.split("::")[0]
+
+
 def pytest_collection_modifyitems(items):
-    """Two processes share the whole run (pytest-xdist, above): most suites
-    mostly wait, on PostgreSQL, a server they started or the browser. Each expensive suite
-    stays in one process (its servers start once), the longest first, so the two end
-    together; every other file is a unit of its own."""
+    """The longest suites first, so that the two processes of a whole run end together."""
     from tests.budgets import BUDGETS
 
     rank = {suite: i for i, suite in enumerate(sorted(BUDGETS, key=lambda s: -BUDGETS[s]))}
-
-    def group(item) -> str:
-        suite = _suite_of(item.nodeid)
-        return suite if suite in BUDGETS else item.nodeid.split("::")[0]
-
     items.sort(key=lambda item: rank.get(_suite_of(item.nodeid), len(rank)))
-    for item in items:
-        item.add_marker(pytest.mark.xdist_group(group(item)))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """Two processes share the whole run: most suites mostly wait, on PostgreSQL, on a
+    server they started or on the browser. Each unit (`_unit_of`) goes whole to the next
+    free process, in collection order."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    config.option.loadscopereorder = False  # keep the longest-first order, not by test count
+    class ByUnit(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return _unit_of(nodeid)
+
+    return ByUnit(config, log)
 
 
 def pytest_runtest_logreport(report):

@@ -15,7 +15,7 @@ from typing import Any
 import psycopg
 
 from mcp_gateway.tools import TOOLS
-from memories.audit import EVENT_COLUMNS, GENESIS, verify_events
+from memories.audit import GENESIS, verify_events
 from memories.models import AuditEvent
 
 TABLES = {"facts": "memories_fact", "entities": "memories_entity",
@@ -26,7 +26,8 @@ COUNTS = "SELECT a.id, {} FROM accounts_account a WHERE a.id = ANY(%s)".format("
     [f"(SELECT count(*) FROM {table} x JOIN memories_memory m ON m.id = x.memory_id "
      f"WHERE m.account_id = a.id)" for table in TABLES.values()]
     + ["(SELECT count(*) FROM memories_auditevent e WHERE e.account_id = a.id)"]))
-EVENTS = (f"SELECT {', '.join(name for name, _ in EVENT_COLUMNS)} FROM memories_auditevent "
+EVENT_FIELDS = [field.column for field in AuditEvent._meta.concrete_fields]
+EVENTS = (f"SELECT {', '.join(EVENT_FIELDS)} FROM memories_auditevent "
           "WHERE account_id = %s AND seq > %s ORDER BY seq")
 HEAD = "SELECT seq, hash FROM memories_auditchainhead WHERE account_id = %s"
 
@@ -122,8 +123,7 @@ class Ledger:
     def _verify_chain(self, account: int) -> None:
         seq, last_hash = self.chain[account]
         rows = self.db.execute(EVENTS, [account, seq]).fetchall()
-        names = [name for name, _ in EVENT_COLUMNS]
-        events = [AuditEvent(**dict(zip(names, row, strict=True))) for row in rows]
+        events = [AuditEvent(**dict(zip(EVENT_FIELDS, row, strict=True))) for row in rows]
         check = verify_events(events, after_seq=seq, after_hash=last_hash)
         head = self.db.execute(HEAD, [account]).fetchone()
         self.events_verified += len(events)

@@ -15,7 +15,6 @@ from django.utils import timezone
 
 from memories import bulk
 from memories.models import Entity, Episode, Fact, Memory
-from memories.services import ENTITY_COLUMNS, FACT_COLUMNS
 from tests.engine.conftest import Engine, fact, person
 from web.cause_diagram import NODE_HEIGHT, NODE_WIDTH, diagram
 
@@ -233,29 +232,32 @@ def _bulk_memory(account, name: str, facts: int, superseded: int) -> dict[str, o
     episodes = [uuid.uuid4() for _ in range(0, facts, 500)]
     Episode.objects.bulk_create(Episode(id=e, memory=memory, partition="shared", tool="bulk")
                                 for e in episodes)
-    bulk.execute(*bulk.insert_statement("memories_entity", ENTITY_COLUMNS, [
-        (pk, memory.pk, "shared", label, label, "", "thing", None, episodes[0], now)
+    bulk.execute(*bulk.insert_statement(Entity, [
+        {"id": pk, "memory_id": memory.pk, "partition": "shared", "name": label,
+         "normalized_name": label, "initials": "", "type": "thing", "episode_id": episodes[0],
+         "created_at": now}
         for pk, label in [(hub, "hub"), *((s, f"source {i}") for i, s in enumerate(sources))]
-    ], casts={"name_embedding": "::vector"}))
+    ]))
 
     def rows(count, at, offset=0):
-        return [(uuid.uuid4(), memory.pk, "shared", sources[n % 100], hub, f"rel{n}",
-                 f"fact number {n}", "extracted", None, "", "", episodes[n // 500], n % 500,
-                 None, "bulk", None, at, None, None, f"fact number {n}", None)
+        return [{"id": uuid.uuid4(), "memory_id": memory.pk, "partition": "shared",
+                 "source_id": sources[n % 100], "target_id": hub, "relation_type": f"rel{n}",
+                 "fact": f"fact number {n}", "confidence": "extracted", "session_id": "",
+                 "project": "",
+                 "episode_id": episodes[n // 500], "position": n % 500,
+                 "written_by_tool": "bulk", "created_at": at, "search_text": f"fact number {n}"}
                 for n in range(offset, offset + count)]
-
-    casts = {"first_pass_embedding": "::halfvec"}
 
     old = rows(superseded, now - timedelta(days=1))
     live = rows(facts, now)
     # The old versions go first and are superseded before their successors take the key
     # (the successor ids are known; the foreign key is checked at commit).
     if old:
-        bulk.execute(*bulk.insert_statement("memories_fact", FACT_COLUMNS, old, casts))
+        bulk.execute(*bulk.insert_statement(Fact, old))
         bulk.execute("UPDATE memories_fact f SET superseded_at = %s, superseded_by_id = v.new "
                      "FROM unnest(%s::uuid[], %s::uuid[]) AS v(old, new) WHERE f.id = v.old",
-                     [now, [r[0] for r in old], [r[0] for r in live[:superseded]]])
-    bulk.execute(*bulk.insert_statement("memories_fact", FACT_COLUMNS, live, casts))
+                     [now, [r["id"] for r in old], [r["id"] for r in live[:superseded]]])
+    bulk.execute(*bulk.insert_statement(Fact, live))
     second_page = Fact.objects.filter(memory=memory, superseded_at__isnull=True).count() > 50
     return {"name": name, "hub": hub, "episode": episodes[-1], "paginated": second_page}
 
