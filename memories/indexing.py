@@ -40,6 +40,9 @@ BATCH_SIZE = 64
 # What query_memory embeds at most before it searches, in slices of SETTLE_SLICE facts
 # (the deadline is checked between slices).
 SETTLE_SLICE = 16
+# What embedding one waiting fact has cost this process lately (a running mean; the first
+# guess is two cores' cost with context), to size a slice to the time left.
+_seconds_per_fact = 0.02
 # With several queues waiting, no queue takes more than this fraction of a batch.
 SHARED_BATCH_PARTS = 4
 
@@ -219,21 +222,27 @@ def settle(memory_id: int, partition: str, *, facts: int, seconds: float) -> int
     is the one the indexer (woken by that write) is most likely embedding right now;
     once it commits they are embedded and drop out of the claim.
     """
+    global _seconds_per_fact
     deadline = time.monotonic() + seconds
     done = 0
     while done < facts:
         left = deadline - time.monotonic()
         if left <= 0:
             break
+        # A slice that fits the time left, by what a fact has cost lately: the deadline is
+        # only checked between slices, so a whole slice would overrun a small budget.
+        size = min(SETTLE_SLICE, facts - done, max(1, int(left / _seconds_per_fact)))
         try:
             with transaction.atomic(), connection.cursor() as cursor:
                 cursor.execute(f"SET LOCAL lock_timeout = {max(1, int(left * 1000))}")
-                cursor.execute(NEWEST_WAITING,
-                               [memory_id, partition, min(SETTLE_SLICE, facts - done)])
+                cursor.execute(NEWEST_WAITING, [memory_id, partition, size])
                 rows = cursor.fetchall()
                 cursor.execute("SET LOCAL lock_timeout TO DEFAULT")
                 if rows:
+                    started = time.monotonic()
                     _embed_and_store(cursor, rows)
+                    cost = (time.monotonic() - started) / len(rows)
+                    _seconds_per_fact = 0.5 * _seconds_per_fact + 0.5 * cost
         except OperationalError as exc:
             if getattr(exc.__cause__, "sqlstate", None) != LOCK_NOT_AVAILABLE:
                 raise
