@@ -58,8 +58,8 @@ def insert_statement(model: type[models.Model], rows: Sequence[Mapping[str, Any]
 def _element_types(model: type[models.Model]) -> dict[str, str]:
     """Each column's SQL type without its modifier: an array of varchar(200) would cut a
     longer text short where plain varchar lets the column refuse it."""
-    return {field.column: re.sub(r"\(.*\)$", "", field.db_type(connection))
-            for field in model._meta.concrete_fields if field.db_type(connection)}
+    types = {field.column: field.db_type(connection) for field in model._meta.concrete_fields}
+    return {column: re.sub(r"\(.*\)$", "", kind) for column, kind in types.items() if kind}
 
 
 def combine(statements: Sequence[Statement]) -> Statement:

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from echomem.errors import ValidationFailed
+from memories import bulk
 from memories.regex_safety import backtracking_risk
 
 PLACEHOLDER = "[REDACTED:{kind}]"
@@ -176,7 +177,6 @@ def check_user_patterns(patterns: object) -> list[str]:
 def redactor_for(account_id: int) -> Redactor:
     """The account's redactor: on unless the account switched it off, plus its own patterns."""
     from accounts.models import Account
-    from memories import bulk
 
     # Read on every write: one plain statement, not an ORM query (which cost five times
     # as much as the statement itself).
