@@ -94,7 +94,7 @@ def digest_v2(prev_hash: str, event: AuditEvent) -> str:
 
 
 def seal(event: AuditEvent, prev_hash: str) -> str:
-    """Give a new (or converted) event a salt, its payload digest and its format-2 hash."""
+    """Give an event converted to format 2 a salt, its payload digest and its hash."""
     event.format = FORMAT
     event.salt = secrets.token_hex(16)
     event.payload_digest = payload_digest(event.salt, event.before, event.after)
@@ -131,7 +131,7 @@ class NewEvent:
     key_id: int | None
     before: Any
     after: Any
-    created_at: datetime
+    created_at: datetime | None  # set when appended
     before_text: str | None = None
     after_text: str | None = None
     prev_hash: str = ""
@@ -169,36 +169,58 @@ def audit_record(
     """Append `changes` to the account's chain; call inside the change's transaction.
 
     `memory` is None for an account-level event (a key, a member), which is in no memory."""
-    if not changes:
-        return []
-    # Creates the head on an account's first event, else locks it (the no-op update
-    # takes the row lock) and reads it, in one statement.
-    (seq, prev), = bulk.execute(
-        "INSERT INTO memories_auditchainhead (account_id, seq, hash) VALUES (%s, 0, %s) "
-        "ON CONFLICT (account_id) DO UPDATE SET seq = memories_auditchainhead.seq "
-        "RETURNING seq, hash", [principal.account_id, GENESIS],
-    )
-    now = timezone.now()
+    return append(new_events(principal=principal, memory=memory, partition=partition,
+                             session_id=session_id, changes=changes))
+
+
+def new_events(
+    *, principal: Principal, memory: Memory | None, partition: str, session_id: str,
+    changes: list[Change],
+) -> list[NewEvent]:
+    """`changes` as events with their payloads stored, salted and digested, not yet in the
+    chain (`append` gives them their place). Reads nothing from the database, so a write
+    prepares them while the server stores its rows."""
     events = []
     for change in changes:
-        seq += 1
         before, before_text = _stored(change.before)
         after, after_text = _stored(change.after)
-        event = NewEvent(
-            account_id=principal.account_id, seq=seq,
+        salt = secrets.token_hex(16)
+        events.append(NewEvent(
+            account_id=principal.account_id, seq=0,
             memory_id=memory.pk if memory is not None else None,
             memory_name=memory.name if memory is not None else "",
             partition=partition, action=change.action,
             object_id=change.object_id, session_id=session_id,
             holder_id=principal.holder_id, tool=principal.tool, key_id=principal.key_id,
-            before=before, after=after, created_at=now,
+            before=before, after=after, created_at=None,
             before_text=before_text, after_text=after_text,
-        )
-        prev = seal(event, prev)
-        events.append(event)
+            salt=salt, payload_digest=payload_digest(salt, before, after),
+        ))
+    return events
+
+
+def append(events: list[NewEvent]) -> list[NewEvent]:
+    """Put events of one account (from `new_events`) at the end of its chain, in order;
+    call inside the change's transaction."""
+    if not events:
+        return []
+    account_id = events[0].account_id
+    # Creates the head on an account's first event, else locks it (the no-op update
+    # takes the row lock) and reads it, in one statement.
+    (seq, prev), = bulk.execute(
+        "INSERT INTO memories_auditchainhead (account_id, seq, hash) VALUES (%s, 0, %s) "
+        "ON CONFLICT (account_id) DO UPDATE SET seq = memories_auditchainhead.seq "
+        "RETURNING seq, hash", [account_id, GENESIS],
+    )
+    # Stamped under the head's lock, so an account's events are in time order by seq.
+    now = timezone.now()
+    for event in events:
+        seq += 1
+        event.seq, event.created_at, event.prev_hash = seq, now, prev
+        event.hash = prev = digest_v2(prev, event)
     bulk.execute(*bulk.combine([
         bulk.Statement("UPDATE memories_auditchainhead SET seq = %s, hash = %s "
-                       "WHERE account_id = %s", [seq, prev, principal.account_id]),
+                       "WHERE account_id = %s", [seq, prev, account_id]),
         bulk.insert_statement(AuditEvent, [_row(e) for e in events],
                               casts={"before": "text", "after": "text"}),
     ]))

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from functools import cache
 from typing import Any, NamedTuple
 
@@ -87,6 +88,26 @@ def execute(sql: str, params: Sequence[Any] | Mapping[str, Any]) -> list[tuple]:
     with connection.wrap_database_errors, psycopg.Cursor(connection.connection) as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall() if cursor.description else []
+    _log(sql, params, started)
+    return rows
+
+
+@contextmanager
+def meanwhile(sql: str, params: Sequence[Any] | Mapping[str, Any]) -> Iterator[None]:
+    """Send a statement that returns no rows, and run the block while the server executes
+    it (the two cores work at once); its error, if any, is raised as the block ends.
+
+    The block must not use the database: the connection is busy in pipeline mode."""
+    connection.ensure_connection()
+    started = time.monotonic()
+    with (connection.wrap_database_errors, psycopg.Cursor(connection.connection) as cursor,
+          connection.connection.pipeline()):
+        cursor.execute(sql, params)
+        yield
+    _log(sql, params, started)
+
+
+def _log(sql: str, params: Sequence[Any] | Mapping[str, Any], started: float) -> None:
     if connection.queries_logged:
         # Where Django logs queries (DEBUG, CaptureQueriesContext), log these too, as
         # runnable SQL, so plans can be checked and statements replayed.
@@ -94,4 +115,3 @@ def execute(sql: str, params: Sequence[Any] | Mapping[str, Any]) -> list[tuple]:
             text = client.mogrify(sql.replace("%b", "%s"), params)
         connection.queries_log.append(
             {"sql": text, "time": f"{time.monotonic() - started:.3f}"})
-    return rows

@@ -114,6 +114,14 @@ class Redactor:
             total += count
         return value, total
 
+    def leaves_alone(self, values: Iterable[str]) -> bool:
+        """True when no text of `values` can change: the account has no patterns of its
+        own and the screen finds nothing. One search over them all, joined by NUL, which
+        no stored text holds and none of the screen's alternatives spans."""
+        if not self.enabled:
+            return True
+        return not self.user_patterns and not _MAY_HOLD_A_SECRET.search("\0".join(values))
+
     def texts(self, values: Iterable[str]) -> tuple[list[str], int]:
         out, total = [], 0
         for value in values:

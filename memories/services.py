@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
@@ -16,7 +17,7 @@ from django.utils import timezone
 from accounts.principal import Principal
 from echomem.errors import NotFound, ValidationFailed
 from memories import bulk, first_pass, indexing, metering, planner_stats, vector_params
-from memories.audit import RECALL_SAVED, Change, account_event, audit_record
+from memories.audit import RECALL_SAVED, Change, account_event, append, audit_record, new_events
 from memories.models import (
     MEMORY_NAME_RULE,
     Entity,
@@ -88,7 +89,7 @@ def redacted_episode(redactor: Redactor, args: WriteEpisodeArgs) -> tuple[WriteE
     twice); the result is validated again, so names that redaction made equal are one
     entity, as if the agent had written them so.
     """
-    if not redactor.enabled:
+    if redactor.leaves_alone(_texts_of(args)):
         return args, 0
     data = args.model_dump()
     total = 0
@@ -111,6 +112,18 @@ def redacted_episode(redactor: Redactor, args: WriteEpisodeArgs) -> tuple[WriteE
     if not total:
         return args, 0
     return parse(WriteEpisodeArgs, data), total
+
+
+def _texts_of(args: WriteEpisodeArgs) -> Iterator[str]:
+    """Every text of the episode that redaction reads."""
+    yield args.project
+    yield args.session_id
+    for entity in args.entities:
+        yield entity.name
+        yield entity.type
+    for fact in args.facts:
+        yield from (fact.fact, fact.relation_type, fact.source, fact.target)
+    yield from args.entity_resolutions
 
 
 @dataclass
@@ -226,24 +239,28 @@ def _write_episode(
             "created_at": now, "valid_at": f.valid_at, "invalid_at": f.invalid_at,
             "search_text": f.search_text, "first_pass_embedding": first_pass_vector,
         } for f, first_pass_vector in zip(rows, first_pass_vectors, strict=True)]))
-    bulk.execute(*bulk.combine(statements))
+    with bulk.meanwhile(*bulk.combine(statements)):
+        # The audit events are prepared while the server stores the rows.
+        changes = [Change("entity.created", str(n.pk), after={"name": n.name, "type": n.type})
+                   for n in created_nodes]
+        superseded_by_position = {i: old for i, _, old in plan.superseding}
+        names = {node.pk: node.name for node in nodes.values()}
+        for position, row in sorted(new_rows.items()):
+            old = superseded_by_position.get(position)
+            if old is not None:
+                changes.append(Change("fact.superseded", str(old.pk),
+                                      before=_snapshot(old, names),
+                                      after={"superseded_by": str(row.pk),
+                                             "superseded_at": now}))
+            changes.append(Change("fact.created", str(row.pk),
+                                  after=_snapshot(row, names) | {"episode_id": str(episode_id)}))
+        events = new_events(principal=principal, memory=memory, partition=partition,
+                            session_id=args.session_id, changes=changes)
 
     # Paid after the rows are in and before the audit chain's head is locked (always in
     # that order, so writers cannot deadlock): a refusal rolls the whole episode back.
     metering.charge(principal, memory, "write_episode", [1] * len(new_rows), whole=True)
-    changes = [Change("entity.created", str(n.pk), after={"name": n.name, "type": n.type})
-               for n in created_nodes]
-    superseded_by_position = {i: old for i, _, old in plan.superseding}
-    names = {node.pk: node.name for node in nodes.values()}
-    for position, row in sorted(new_rows.items()):
-        old = superseded_by_position.get(position)
-        if old is not None:
-            changes.append(Change("fact.superseded", str(old.pk), before=_snapshot(old, names),
-                                  after={"superseded_by": str(row.pk), "superseded_at": now}))
-        changes.append(Change("fact.created", str(row.pk),
-                              after=_snapshot(row, names) | {"episode_id": str(episode_id)}))
-    audit_record(principal=principal, memory=memory, partition=partition,
-                 session_id=args.session_id, changes=changes)
+    append(events)
     transaction.on_commit(partial(indexing.schedule, [row.pk for row in new_rows.values()]))
 
     body = _reply_body(nodes, plan, new_rows, new_entities=created_nodes)

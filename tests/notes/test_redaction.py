@@ -8,6 +8,7 @@ from pieces so that no scanner mistakes this file for a leak.
 from __future__ import annotations
 
 import logging
+import re
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -194,3 +195,24 @@ def test_the_quick_screen_passes_every_text_a_pattern_would_redact(pattern):
         assert _MAY_HOLD_A_SECRET.search(text), text
 
     check()
+
+
+BUILT_IN = [s for s in SECRETS if s[0] != "custom"]
+
+
+@pytest.mark.parametrize("entry", BUILT_IN, ids=[s[0] for s in BUILT_IN])
+def test_one_secret_among_many_texts_is_noticed_by_the_screen_of_them_all(entry):
+    """A write screens all its texts in one search and skips redaction when it finds
+    nothing; a secret in any one text, first, last or between, must stop that."""
+    plain = ["Billing reads its settings from the vault", "serves", "Vault", ""]
+    for at in range(len(plain) + 1):
+        texts = [*plain[:at], entry[1], *plain[at:]]
+        assert not Redactor().leaves_alone(texts), (at, texts)
+
+
+def test_texts_without_a_secret_are_left_alone_unless_the_account_has_patterns():
+    texts = ["Billing reads its settings from the vault", "serves", "Vault", "ops"]
+    assert Redactor().leaves_alone(texts)
+    assert Redactor(enabled=False).leaves_alone([*texts, SECRETS[0][1]])
+    # An account's own pattern may be anchored or span anything: those texts go one by one.
+    assert not Redactor(user_patterns=(re.compile("ACME-[0-9]{6}"),)).leaves_alone(texts)
