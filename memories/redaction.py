@@ -86,11 +86,22 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
 
 # What every pattern above needs somewhere in the text (a superset, case ignored): one
 # search here spares the fifteen passes on the text that has none, which is nearly all of
-# it (a 20-fact write redacts about 150 strings).
+# it (a 20-fact write redacts about 150 strings). Matched case-sensitively on folded text
+# (`_folded`), five times faster than IGNORECASE in `re`.
 _MAY_HOLD_A_SECRET = re.compile(
-    r"-----BEGIN|<redacted>|sk-|gh[pousr]_|github_pat_|AKIA|ASIA|xox|[sr]k_|AIza|em_|"
-    r"bearer|://|pass|pwd|secret|(?:api|access|private)[_-]?key|token|credential",
-    re.IGNORECASE)
+    r"-----begin|<redacted>|sk-|gh[pousr]_|github_pat_|akia|asia|xox|[sr]k_|aiza|em_|"
+    r"bearer|://|pass|pwd|secret|(?:api|access|private)[_-]?key|token|credential")
+# casefold() maps every character that IGNORECASE matches to an ASCII letter onto that
+# letter, except the dotted and dotless capital/small i (tests/notes/test_redaction.py).
+_FOLD = str.maketrans({"\u0130": "i", "\u0131": "i"})
+
+
+def _folded(text: str) -> str:
+    return text.translate(_FOLD).casefold()
+
+
+def may_hold_a_secret(text: str) -> bool:
+    return _MAY_HOLD_A_SECRET.search(_folded(text)) is not None
 
 
 @dataclass(frozen=True)
@@ -105,7 +116,7 @@ class Redactor:
         if not self.enabled or not value:
             return value, 0
         total = 0
-        if _MAY_HOLD_A_SECRET.search(value):
+        if may_hold_a_secret(value):
             for pattern in SECRET_PATTERNS:
                 value, count = _replace(pattern.regex, pattern.group, pattern.kind, value)
                 total += count
@@ -120,7 +131,7 @@ class Redactor:
         no stored text holds and none of the screen's alternatives spans."""
         if not self.enabled:
             return True
-        return not self.user_patterns and not _MAY_HOLD_A_SECRET.search("\0".join(values))
+        return not self.user_patterns and not may_hold_a_secret("\0".join(values))
 
     def texts(self, values: Iterable[str]) -> tuple[list[str], int]:
         out, total = [], 0

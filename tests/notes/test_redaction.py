@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import logging
 import re
+import string
+import sys
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -20,7 +22,9 @@ from memories.redaction import (
     _MAY_HOLD_A_SECRET,
     SECRET_PATTERNS,
     Redactor,
+    _folded,
     check_user_patterns,
+    may_hold_a_secret,
     redaction_settings_save,
 )
 from tests.engine.conftest import database_text
@@ -192,7 +196,7 @@ def test_the_quick_screen_passes_every_text_a_pattern_would_redact(pattern):
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
     @given(st.from_regex(pattern.regex))
     def check(text):
-        assert _MAY_HOLD_A_SECRET.search(text), text
+        assert may_hold_a_secret(text), text
 
     check()
 
@@ -216,3 +220,22 @@ def test_texts_without_a_secret_are_left_alone_unless_the_account_has_patterns()
     assert Redactor(enabled=False).leaves_alone([*texts, SECRETS[0][1]])
     # An account's own pattern may be anchored or span anything: those texts go one by one.
     assert not Redactor(user_patterns=(re.compile("ACME-[0-9]{6}"),)).leaves_alone(texts)
+
+
+def test_folding_turns_every_character_a_case_blind_match_would_take_for_a_letter_into_it():
+    """The screen matches folded text case-sensitively; IGNORECASE in the patterns also
+    takes K (Kelvin) for k, \u017f for s, \u0131 for i: folding must give that letter."""
+    letter = re.compile("[a-z]", re.IGNORECASE)
+    for code in range(sys.maxunicode + 1):
+        char = chr(code)
+        if letter.fullmatch(char):
+            folded = _folded(char)
+            assert folded in string.ascii_lowercase, hex(code)
+            assert re.fullmatch(folded, char, re.IGNORECASE), hex(code)
+
+
+@pytest.mark.parametrize("text", ["PASSWORD=hunter2", "pa\u017fsword: x", "ap\u0131_key=1234567",
+                                  "AP\u0130_KEY=1234567", "BEARER abc", "\u212aEY", "plain text"])
+def test_the_screen_finds_what_a_case_blind_search_finds(text):
+    case_blind = re.compile(_MAY_HOLD_A_SECRET.pattern, re.IGNORECASE)
+    assert may_hold_a_secret(text) == bool(case_blind.search(text)), text
