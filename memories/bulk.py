@@ -92,6 +92,27 @@ def execute(sql: str, params: Sequence[Any] | Mapping[str, Any]) -> list[tuple]:
     return rows
 
 
+def execute_all(statements: Sequence[Statement]) -> list[list[tuple]]:
+    """Run statements one after another, as `execute` would, but sent together: one wait
+    for the server instead of one each. Each still takes its own snapshot when it starts,
+    so a lock taken by one holds before the next reads."""
+    connection.ensure_connection()
+    started = time.monotonic()
+    with connection.wrap_database_errors:
+        cursors = [psycopg.Cursor(connection.connection) for _ in statements]
+        try:
+            with connection.connection.pipeline():
+                for cursor, statement in zip(cursors, statements, strict=True):
+                    cursor.execute(*statement)
+            results = [cursor.fetchall() if cursor.description else [] for cursor in cursors]
+        finally:
+            for cursor in cursors:
+                cursor.close()
+    for statement in statements:
+        _log(*statement, started)
+    return results
+
+
 @contextmanager
 def meanwhile(sql: str, params: Sequence[Any] | Mapping[str, Any]) -> Iterator[None]:
     """Send a statement that returns no rows, and run the block while the server executes

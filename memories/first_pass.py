@@ -44,6 +44,7 @@ import os
 import tempfile
 import threading
 from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from itertools import chain
 from pathlib import Path
 
@@ -89,11 +90,13 @@ def vectors(texts: Sequence[str]) -> np.ndarray:
 
 
 def in_episode(texts: Sequence[str], positions: Sequence[int], *,
-               context: int = len(CONTEXT_WEIGHTS)) -> np.ndarray:
+               context: int = len(CONTEXT_WEIGHTS), alone: np.ndarray | None = None,
+               ) -> np.ndarray:
     """Unit-length first-pass vectors of one episode's facts, each with its context: the
     facts at the `context` positions before it among these (at most two; the indexer's
-    context, memories/indexing.py). A text with no word of its own still gets no vector."""
-    alone = vectors(texts)
+    context, memories/indexing.py). A text with no word of its own still gets no vector.
+    `alone`: the texts' `vectors`, if already computed (`soon`)."""
+    alone = vectors(texts) if alone is None else alone
     row_at = {position: row for row, position in enumerate(positions)}
     has_words = alone.any(axis=1)
     out = alone.copy()
@@ -111,15 +114,34 @@ def _unit_rows(matrix: np.ndarray) -> np.ndarray:
     return np.divide(matrix, norms, out=matrix, where=norms > 0)
 
 
-def halfvecs(texts: Sequence[str], positions: Sequence[int]) -> list[HalfVector | None]:
+def soon(texts: Sequence[str]) -> Future[np.ndarray] | None:
+    """`vectors(texts)` computed on a helper thread, so a write computes them while it waits
+    for the database (the tokenizer and numpy leave the interpreter lock while they work);
+    None when first-pass vectors are off."""
+    from django.conf import settings
+
+    if not settings.ECHO_MEMORY_FIRST_PASS:
+        return None
+    if os.getpid() not in _helpers:
+        _helpers[os.getpid()] = ThreadPoolExecutor(max_workers=2,
+                                                   thread_name_prefix="first-pass")
+    return _helpers[os.getpid()].submit(vectors, list(texts))
+
+
+_helpers: dict[int, ThreadPoolExecutor] = {}
+
+
+def halfvecs(texts: Sequence[str], positions: Sequence[int], *,
+             alone: np.ndarray | None = None) -> list[HalfVector | None]:
     """One episode's first-pass vectors (`in_episode`, with as many facts of context as
     the indexer embeds with) as parameters for an INSERT (memories/vector_params.py), None
-    for each when ECHO_MEMORY_FIRST_PASS is off."""
+    for each when ECHO_MEMORY_FIRST_PASS is off. `alone` as for `in_episode`."""
     from django.conf import settings
 
     if not settings.ECHO_MEMORY_FIRST_PASS:
         return [None] * len(texts)
-    rows = in_episode(texts, positions, context=settings.ECHO_MEMORY_EMBED_CONTEXT)
+    rows = in_episode(texts, positions, context=settings.ECHO_MEMORY_EMBED_CONTEXT,
+                      alone=alone)
     # A text of digits and punctuation only has no word to stand on: no vector, as a
     # zero vector has no direction to compare.
     return [vector_params.halfvec(row) if row.any() else None for row in rows]

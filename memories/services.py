@@ -163,6 +163,8 @@ def hold_memory(memory: Memory) -> None:
 def _write_episode(
     principal: Principal, memory: Memory, partition: str, args: WriteEpisodeArgs
 ) -> dict[str, Any]:
+    searched = [search_text_for(f.fact, f.source, f.target) for f in args.facts]
+    alone = first_pass.soon(searched)
     hold_memory(memory)
     resolution = resolve(memory=memory, partition=partition, entities=args.entities,
                          resolutions=args.entity_resolutions, assume_new=args.assume_new)
@@ -198,7 +200,7 @@ def _write_episode(
             target_id=nodes[fact_in.target].pk, relation_type=fact_in.relation_type,
             fact=fact_in.fact, confidence=fact_in.confidence, causal_hint=fact_in.causal_hint,
             valid_at=fact_in.valid_at, invalid_at=fact_in.invalid_at, position=position,
-            search_text=search_text_for(fact_in.fact, fact_in.source, fact_in.target),
+            search_text=searched[position],
         )
     # Free each key's unique slot before the new edge takes it (a statement of its own:
     # the unique index is checked row by row); the foreign key to the new row is checked
@@ -226,8 +228,9 @@ def _write_episode(
         } for node in created_nodes]))
     if new_rows:
         rows = sorted(new_rows.values(), key=lambda f: f.position)
-        first_pass_vectors = first_pass.halfvecs([f.search_text for f in rows],
-                                                 [f.position for f in rows])
+        first_pass_vectors = first_pass.halfvecs(
+            [f.search_text for f in rows], [f.position for f in rows],
+            alone=alone.result()[[f.position for f in rows]] if alone else None)
         statements.append(bulk.insert_statement(Fact, [{
             "id": f.pk, "memory_id": memory.pk, "partition": partition,
             "source_id": f.source_id, "target_id": f.target_id,
@@ -282,17 +285,21 @@ def _plan_facts(
         sources = [nodes[f.source].pk for _, f in keyed]
         targets = [nodes[f.target].pk for _, f in keyed]
         relations = [f.relation_type for _, f in keyed]
-        _lock_keys(memory, partition, zip(sources, targets, relations, strict=True))
-        # One unique-index probe per key: the LATERAL ... LIMIT 1 shape keeps that plan
-        # even when the table's statistics are stale (a fresh box filling up fast).
-        rows = [EdgeRow(*row) for row in bulk.execute(
-            "SELECT f.* FROM unnest(%s::uuid[], %s::uuid[], %s::text[]) AS k(s, t, r) "
-            "CROSS JOIN LATERAL (SELECT id, source_id, target_id, relation_type, fact, "
-            "confidence, causal_hint, valid_at, invalid_at FROM memories_fact "
-            "WHERE memory_id = %s AND partition = %s AND source_id = k.s AND target_id = k.t "
-            "AND relation_type = k.r AND superseded_at IS NULL LIMIT 1) f",
-            [sources, targets, relations, memory.pk, partition],
-        )]
+        # The keys' locks, then (a statement of its own, so its snapshot is taken once they
+        # are held) one unique-index probe per key: the LATERAL ... LIMIT 1 shape keeps that
+        # plan even when the table's statistics are stale (a fresh box filling up fast).
+        _, found = bulk.execute_all([
+            _lock_keys(memory, partition, zip(sources, targets, relations, strict=True)),
+            bulk.Statement(
+                "SELECT f.* FROM unnest(%s::uuid[], %s::uuid[], %s::text[]) AS k(s, t, r) "
+                "CROSS JOIN LATERAL (SELECT id, source_id, target_id, relation_type, fact, "
+                "confidence, causal_hint, valid_at, invalid_at FROM memories_fact "
+                "WHERE memory_id = %s AND partition = %s AND source_id = k.s "
+                "AND target_id = k.t AND relation_type = k.r AND superseded_at IS NULL "
+                "LIMIT 1) f",
+                [sources, targets, relations, memory.pk, partition]),
+        ])
+        rows = [EdgeRow(*row) for row in found]
         live = {(row.source_id, row.target_id, row.relation_type): row for row in rows}
     plan = _Plan(new=[], superseding=[], unchanged=[])
     for index, fact_in in enumerate(facts):
@@ -329,8 +336,9 @@ def _refuse_shared_keys(keyed: list[tuple[int, FactIn]], nodes: dict[str, Node])
         seen[key] = index
 
 
-def _lock_keys(memory: Memory, partition: str, keys) -> None:
-    """Serialize writers of the same edge keys until commit, in one global order.
+def _lock_keys(memory: Memory, partition: str, keys) -> bulk.Statement:
+    """The statement that serializes writers of the same edge keys until commit, in one
+    global order.
 
     A row lock on the live edge is not enough: a waiter would wake to find the row
     superseded, see no live edge and collide with the winner's new one. A lock on
@@ -342,8 +350,8 @@ def _lock_keys(memory: Memory, partition: str, keys) -> None:
         ).digest(), "big", signed=True)
         for s, t, r in keys
     })
-    bulk.execute("SELECT pg_advisory_xact_lock(k) FROM unnest(%s::bigint[]) AS k ORDER BY k",
-                 [ids])
+    return bulk.Statement(
+        "SELECT pg_advisory_xact_lock(k) FROM unnest(%s::bigint[]) AS k ORDER BY k", [ids])
 
 
 def _identical(old: EdgeRow, new: FactIn) -> bool:
