@@ -239,3 +239,27 @@ def test_folding_turns_every_character_a_case_blind_match_would_take_for_a_lette
 def test_the_screen_finds_what_a_case_blind_search_finds(text):
     case_blind = re.compile(_MAY_HOLD_A_SECRET.pattern, re.IGNORECASE)
     assert may_hold_a_secret(text) == bool(case_blind.search(text)), text
+
+
+@pytest.mark.parametrize("place", ["project", "session_id", "entity name", "entity type",
+                                   "fact", "relation_type"])
+def test_a_secret_anywhere_in_an_episode_is_redacted(place):
+    """The one-search screen reads every text the per-text redaction would clean."""
+    from memories.schemas import WriteEpisodeArgs, parse
+    from memories.services import redacted_episode
+
+    secret = J(["gh", "p_", "a1B2c3D4" * 4, "e5F6"])
+    name = f"Vault {secret}" if place == "entity name" else "Vault"
+    args = parse(WriteEpisodeArgs, {
+        "scope": "shared", "memory": "default", "assume_new": True,
+        "project": secret if place == "project" else "ops",
+        "session_id": secret if place == "session_id" else "s-1",
+        "entities": [{"name": name, "type": secret if place == "entity type" else "service"},
+                     {"name": "Billing", "type": "service"}],
+        "facts": [{"source": name, "target": "Billing",
+                   "relation_type": secret if place == "relation_type" else "serves",
+                   "fact": secret if place == "fact" else "the vault serves billing",
+                   "confidence": "extracted"}]})
+    cleaned, count = redacted_episode(Redactor(), args)
+    assert count >= 1
+    assert secret not in cleaned.model_dump_json()
