@@ -66,6 +66,8 @@ MAX_WORDPIECES = 256
 
 _weighted: np.ndarray | None = None
 _lock = threading.Lock()
+# One pool per process (a forked child starts its own).
+_helpers: dict[int, ThreadPoolExecutor] = {}
 
 
 def vectors(texts: Sequence[str]) -> np.ndarray:
@@ -126,9 +128,6 @@ def soon(texts: Sequence[str]) -> Future[np.ndarray] | None:
         _helpers[os.getpid()] = ThreadPoolExecutor(max_workers=2,
                                                    thread_name_prefix="first-pass")
     return _helpers[os.getpid()].submit(vectors, list(texts))
-
-
-_helpers: dict[int, ThreadPoolExecutor] = {}
 
 
 def halfvecs(texts: Sequence[str], positions: Sequence[int], *,

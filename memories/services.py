@@ -13,6 +13,7 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+from pydantic import BaseModel
 
 from accounts.principal import Principal
 from echomem.errors import NotFound, ValidationFailed
@@ -114,16 +115,21 @@ def redacted_episode(redactor: Redactor, args: WriteEpisodeArgs) -> tuple[WriteE
     return parse(WriteEpisodeArgs, data), total
 
 
-def _texts_of(args: WriteEpisodeArgs) -> Iterator[str]:
-    """Every text of the episode that redaction reads."""
-    yield args.project
-    yield args.session_id
-    for entity in args.entities:
-        yield entity.name
-        yield entity.type
-    for fact in args.facts:
-        yield from (fact.fact, fact.relation_type, fact.source, fact.target)
-    yield from args.entity_resolutions
+def _texts_of(value: Any) -> Iterator[str]:
+    """Every string in the arguments, keys included: a superset of what redaction cleans,
+    read off the model so no field list is kept twice."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, BaseModel):
+        for name in type(value).model_fields:
+            yield from _texts_of(getattr(value, name))
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _texts_of(key)
+            yield from _texts_of(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _texts_of(item)
 
 
 @dataclass
