@@ -2,6 +2,7 @@
 and what the first query after a 500-fact write costs.
 
     .venv/bin/python bench/first_pass.py [--rounds 3] [--facts 2000] [--episodes 20]
+                                         [--parts quality write-cost first-query]
 
 1. quality: on bench/data/runbooks, every fact's first-pass vector against the model's,
    each fact alone and each with the facts before it in its record (what the product
@@ -41,6 +42,7 @@ from bench.setup import bench_principal, fresh_instance
 TARGET = {"source": "Alice", "target": "Kyoto", "relation_type": "travelled_to",
           "fact": "Alice spent her spring holiday hiking near Kyoto", "confidence": "extracted"}
 QUESTION = "Who went trekking in the mountains during a vacation?"
+PARTS = ("quality", "write-cost", "first-query")
 
 
 class Vectors(NamedTuple):
@@ -196,21 +198,26 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--facts", type=int, default=2000, help="per write-cost round")
     parser.add_argument("--episodes", type=int, default=20, help="500-fact writes per setting")
+    parser.add_argument("--parts", nargs="+", choices=PARTS, default=list(PARTS),
+                        help="run only these parts (default all three)")
     args = parser.parse_args()
 
     fresh_instance(indexing="manual")
     from memories import first_pass
 
     first_pass.ensure()
-    quality()
-    write_cost(args.rounds, args.facts)
-    from django.conf import settings
+    if "quality" in args.parts:
+        quality()
+    if "write-cost" in args.parts:
+        write_cost(args.rounds, args.facts)
+    if "first-query" in args.parts:
+        from django.conf import settings
 
-    from memories import indexing
+        from memories import indexing
 
-    settings.ECHO_MEMORY_INDEXING = "thread"
-    indexing.background()
-    first_query(args.episodes)
+        settings.ECHO_MEMORY_INDEXING = "thread"
+        indexing.background()
+        first_query(args.episodes)
 
 
 if __name__ == "__main__":

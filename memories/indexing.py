@@ -13,9 +13,9 @@ Two things keep a fresh fact findable by meaning whatever the backlog:
 - Fair turns: the queue is one per (memory, partition). Each batch takes a share from
   every queue that waits, oldest queue first, so one tenant's bulk import costs another
   tenant's single fact at most one batch's wait, not the whole backlog.
-- Read-your-writes: `settle`, called by query_memory, embeds the searched partition's
-  newest waiting facts on the spot (bounded in facts and seconds) with the same model
-  and context as the indexer, so the vectors it stores are the settled ones.
+- Read-your-writes: `settle`, called by query_memory, embeds the query's best waiting
+  candidates on the spot (bounded in facts and seconds) with the same model and context
+  as the indexer, so the vectors it stores are the settled ones.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Sequence
+from typing import NamedTuple
 
 from django.conf import settings
 from django.db import OperationalError, connection, transaction
@@ -37,11 +38,8 @@ from memories.note_text import note_head
 
 logger = logging.getLogger(__name__)
 BATCH_SIZE = 64
-# What query_memory embeds at most before it searches, in slices of SETTLE_SLICE facts
-# (the deadline is checked between slices).
-SETTLE_SLICE = 16
 # What embedding one waiting fact has cost this process lately (a running mean; the first
-# guess is two cores' cost with context), to size a slice to the time left.
+# guess is two cores' cost with context), to size query_memory's settling to its budget.
 _seconds_per_fact = 0.02
 # With several queues waiting, no queue takes more than this fraction of a batch.
 SHARED_BATCH_PARTS = 4
@@ -204,54 +202,66 @@ def _embed_and_store(cursor, rows: list[tuple]) -> None:
     count_terms(cursor, ids)
 
 
-# Waits for rows an indexer holds (no SKIP LOCKED): see settle.
-NEWEST_WAITING = (
+# The best of a query's candidates that still wait, in the query's order. Waits for rows an
+# indexer holds (no SKIP LOCKED): see settle.
+BEST_WAITING = (
     "SELECT id, search_text, episode_id, position FROM memories_fact "
-    "WHERE memory_id = %s AND partition = %s AND embedding IS NULL "
-    "ORDER BY created_at DESC, position DESC LIMIT %s FOR UPDATE"
+    "WHERE id = ANY(%s::uuid[]) AND embedding IS NULL "
+    "ORDER BY array_position(%s::uuid[], id) LIMIT %s FOR UPDATE"
+)
+SETTLED_COSINES = (
+    "SELECT id, 1 - (embedding <=> %s::halfvec) FROM memories_fact "
+    "WHERE id = ANY(%s::uuid[]) AND embedding IS NOT NULL"
 )
 
 
-def settle(memory_id: int, partition: str, *, facts: int, seconds: float) -> int:
-    """Embed the partition's newest waiting facts now, before a query searches them.
+class Settled(NamedTuple):
+    stored: list  # ids of the facts this call embedded and stored
+    cosines: dict  # fact id -> settled cosine to the query, for every ranked fact that has one
 
-    Returns how many it embedded. Bounded by `facts` and by `seconds` (checked between
-    slices, and as the longest it waits for a row an indexer holds): a bulk import stays
-    with the indexer, and the reply's facts_pending_vector says what is left. Rows an
-    indexer has claimed are waited for rather than skipped, since the fact just written
-    is the one the indexer (woken by that write) is most likely embedding right now;
-    once it commits they are embedded and drop out of the claim.
+
+def settle(ranked: Sequence, query_vector, *, facts: int, seconds: float) -> Settled:
+    """Embed the best of a query's candidates that still wait, now, and store their vectors.
+
+    `ranked`: the query's candidate fact ids, best first (its first ranking, waiting facts
+    on their first-pass vectors). The first `facts` of them still waiting, fewer if the
+    time `seconds` would not cover them by what a fact has cost lately, are embedded with
+    the indexer's model and context and stored: they are the settled vectors, so the
+    indexer skips them and later queries pay nothing for them. Returns the ones it stored,
+    and the settled cosine to `query_vector` of every ranked fact that has its vector now,
+    by id, for the query to rank with. Rows an indexer holds are waited for (at most
+    `seconds`), since the fact just written is the one the indexer (woken by that write) is
+    most likely embedding; once it commits, its vector is read like the others.
+
+    Why the query's own candidates and not the newest facts: on LoCoMo asked right after
+    each conversation is written, settling the four to eight best waiting candidates of each
+    question keeps hybrid recall@10 at the settled figure, where the newest 64 facts cost
+    eight times the embedding for less (docs/benchmarks.md, "Freshness").
     """
     global _seconds_per_fact
-    deadline = time.monotonic() + seconds
-    done = 0
-    while done < facts:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            break
-        # A slice that fits the time left, by what a fact has cost lately: the deadline is
-        # only checked between slices, so a whole slice would overrun a small budget.
-        size = min(SETTLE_SLICE, facts - done, max(1, int(left / _seconds_per_fact)))
-        try:
-            with transaction.atomic(), connection.cursor() as cursor:
-                cursor.execute(f"SET LOCAL lock_timeout = {max(1, int(left * 1000))}")
-                cursor.execute(NEWEST_WAITING, [memory_id, partition, size])
-                rows = cursor.fetchall()
-                cursor.execute("SET LOCAL lock_timeout TO DEFAULT")
-                if rows:
-                    started = time.monotonic()
-                    _embed_and_store(cursor, rows)
-                    cost = (time.monotonic() - started) / len(rows)
-                    _seconds_per_fact = 0.5 * _seconds_per_fact + 0.5 * cost
-        except OperationalError as exc:
-            if getattr(exc.__cause__, "sqlstate", None) != LOCK_NOT_AVAILABLE:
-                raise
-            # An indexer held a row past the budget; it stores that row itself.
-            break
-        if not rows and not facts_pending_vector(memory_id, partition):
-            break
-        done += len(rows)
-    return done
+    size = min(facts, max(1, int(seconds / _seconds_per_fact)))
+    ids = list(ranked)
+    if not ids or facts <= 0:
+        return Settled([], {})
+    try:
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute(f"SET LOCAL lock_timeout = {max(1, int(seconds * 1000))}")
+            cursor.execute(BEST_WAITING, [ids, ids, size])
+            rows = cursor.fetchall()
+            cursor.execute("SET LOCAL lock_timeout TO DEFAULT")
+            if rows:
+                started = time.monotonic()
+                _embed_and_store(cursor, rows)
+                cost = (time.monotonic() - started) / len(rows)
+                _seconds_per_fact = 0.5 * _seconds_per_fact + 0.5 * cost
+            cursor.execute(SETTLED_COSINES, [vector_params.halfvec(query_vector), ids])
+            return Settled([row[0] for row in rows], dict(cursor.fetchall()))
+    except OperationalError as exc:
+        if getattr(exc.__cause__, "sqlstate", None) != LOCK_NOT_AVAILABLE:
+            raise
+        # An indexer held a row past the budget; it stores that row itself, and the query
+        # ranks with what it has.
+        return Settled([], {})
 
 
 # Re-embedding after a model change walks each table by id. Waiting rows are left to the

@@ -54,6 +54,10 @@ EXACT_SEARCH_MAX = 4000
 # How many of a partition's facts still waiting for the indexer are searched by their
 # first-pass vector (memories/first_pass.py), newest first.
 FIRST_PASS_SCAN = 5000
+# A fact query_memory has just settled is ranked by the better of its settled cosine and its
+# first-pass one less this margin: a self-contained fact embedded with unrelated neighbours as
+# context can score far below what it says alone (docs/engine.md, "Read-your-writes").
+FIRST_PASS_MARGIN = 0.1
 # Below this cosine a neighbour is noise for MiniLM: it may not outvote a word match.
 VECTOR_FLOOR = 0.15
 # Bonus, in units of a first place, for facts whose subject (source entity) the query
@@ -364,6 +368,23 @@ def mentioned_entities(memory_id: int, partition: str, query: str) -> set[uuid.U
             "AND normalized_name = ANY(%s)", [memory_id, partition, sorted(grams)],
         )
         return {row[0] for row in cursor.fetchall()}
+
+
+def with_settled(vector: list[Candidate], text: list[Candidate], cosines: dict,
+                 limit: int, *, just_settled=frozenset()) -> list[Candidate]:
+    """The vector list again once some candidates have their settled vector: those facts
+    ranked by their settled cosine (`cosines`, by id) instead of their first-pass one, a
+    word match that now has a vector joining the list, the best `limit` kept. A fact in
+    `just_settled` keeps its first-pass score less FIRST_PASS_MARGIN where that is higher."""
+    known = {c.fact_id: c for c in (*text, *vector)}
+    scored = {c.fact_id: c for c in vector}
+    for fact_id, cosine in cosines.items():
+        if fact_id in known:
+            score = float(cosine)
+            if fact_id in just_settled and fact_id in scored:
+                score = max(score, scored[fact_id].score - FIRST_PASS_MARGIN)
+            scored[fact_id] = known[fact_id]._replace(score=score, coverage=None)
+    return sorted(scored.values(), key=lambda c: -c.score)[:limit]
 
 
 def fuse(

@@ -160,14 +160,8 @@ def query_memory(principal: Principal, args: QueryMemoryArgs) -> dict[str, Any]:
     partition = partition_for(principal, args.scope)
     window = search.Window(include_superseded=args.include_superseded, as_of=args.as_of,
                            valid_as_of=args.valid_as_of)
-    # One round trip of indexed counts; the settling below costs nothing more when nothing
-    # waits, and a small partition is searched exactly.
+    # One round trip of indexed counts; a small partition is searched exactly.
     pending, indexed = indexing.partition_counts(memory.pk, partition)
-    if pending and embedding is not None:
-        # Read-your-writes: what was just written is searched with its settled vector.
-        indexing.settle(memory.pk, partition, facts=settings.ECHO_MEMORY_QUERY_EMBED_FACTS,
-                        seconds=settings.ECHO_MEMORY_QUERY_EMBED_SECONDS)
-        pending, indexed = indexing.partition_counts(memory.pk, partition)
     if embedding is None:
         with transaction.atomic():
             rows = list(facts_for_view(
@@ -184,9 +178,21 @@ def query_memory(principal: Principal, args: QueryMemoryArgs) -> dict[str, Any]:
             text = search.text_candidates(memory.pk, partition, args.query, pool, window)
             mentioned = (search.mentioned_entities(memory.pk, partition, args.query)
                          if search.ENTITY_WEIGHT else set())
-            vector = search.vector_candidates(memory.pk, partition, embedding.result(), pool,
+            query_vector = embedding.result()
+            vector = search.vector_candidates(memory.pk, partition, query_vector, pool,
                                               window, exact=indexed <= search.EXACT_SEARCH_MAX)
-            hits = search.fuse(vector, text, args.top_k, mentioned)
+        if pending and settings.ECHO_MEMORY_QUERY_EMBED_FACTS > 0:
+            # Read-your-writes: the best waiting candidates get their settled vector now,
+            # and the ranking is made with it.
+            first = search.fuse(vector, text, len(vector) + len(text), mentioned)
+            settled = indexing.settle([hit.fact_id for hit in first], query_vector,
+                                      facts=settings.ECHO_MEMORY_QUERY_EMBED_FACTS,
+                                      seconds=settings.ECHO_MEMORY_QUERY_EMBED_SECONDS)
+            vector = search.with_settled(vector, text, settled.cosines, pool,
+                                         just_settled=set(settled.stored))
+            # Counted again: this call and any indexer it waited for stored vectors.
+            pending = indexing.facts_pending_vector(memory.pk, partition)
+        hits = search.fuse(vector, text, args.top_k, mentioned)
         found = len(hits)
         # Paid for before anything is read out for the reply, in a transaction of its own.
         with transaction.atomic():

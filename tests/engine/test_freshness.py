@@ -118,11 +118,13 @@ def test_the_reply_counts_the_facts_still_waiting_for_their_vector(engine, charl
     assert engine.query("ledger", scope="solo")["facts_pending_vector"] == 0
 
     settings.ECHO_MEMORY_QUERY_EMBED_FACTS = 2
-    assert engine.query("ledger")["facts_pending_vector"] == 3
-    newest = Fact.objects.filter(relation_type__in=["sync_0_3", "sync_0_4"],
-                                 memory__account_id=engine.principal.account_id)
-    assert len(newest) == 2
-    assert all(f.embedding is not None for f in newest)
+    reply = engine.query("ledger")
+    assert reply["facts_pending_vector"] == 3
+    # The two it embedded are among the query's own candidates (which two is the next test's
+    # concern), not whichever facts were written last.
+    mine = Fact.objects.filter(memory__account_id=engine.principal.account_id)
+    embedded = {str(f.pk) for f in mine if f.embedding is not None}
+    assert len(embedded) == 2 and embedded <= {f["fact_id"] for f in reply["facts"]}
 
     indexing.index_pending()
     assert engine.query("ledger")["facts_pending_vector"] == 0
@@ -209,6 +211,39 @@ def test_a_500_fact_episode_is_found_by_meaning_on_the_next_call(engine, charlie
     assert reply["facts_pending_vector"] == 500
 
 
+def test_the_next_call_settles_its_best_candidates_of_a_500_fact_episode(engine, settings):
+    """The query embeds its own best waiting candidates (not the episode's newest facts) and
+    ranks them with the vector it stored: the paraphrased fact in the middle of the episode
+    leaves with its settled vector, scored no lower than its settled cosine."""
+    from memories.embeddings import get_embedder
+
+    settings.ECHO_MEMORY_QUERY_EMBED_FACTS = 8
+    episode = five_hundred_facts_with(HIKE, at=250)
+    # The turn before it is about the same trip, so its settled vector (read with that
+    # context, as the indexer reads it) is about the trip too. Between two unrelated facts
+    # the settled vector of so short a fact is mostly its neighbours' (docs/engine.md).
+    episode["facts"][249] = fact("Alice", "Kyoto", "planned",
+                                 "Alice booked a flight to Japan in March")
+    written = engine.write(**episode)
+    fact_id = written["edges_created"][250]["fact_id"]
+
+    reply = engine.query(PARAPHRASE)
+
+    assert reply["facts_pending_vector"] == 492
+    hit = next(f for f in reply["facts"] if f["fact_id"] == fact_id)
+    # First or second: the flight to Japan before it is about the same trip.
+    assert hit["rank"] <= 2 and "vector" in hit["matched"], reply["facts"]
+    stored = vector_of(fact_id)
+    asked = get_embedder().embed([PARAPHRASE])[0]
+    # At least its settled cosine: a fact settled in this call may keep its first-pass score
+    # less the margin where that is higher (search.with_settled).
+    assert hit["score"] >= asked @ stored / np.linalg.norm(stored) - 1e-3
+    # None of the episode's last facts was embedded on the way (nor would any of them
+    # have been a candidate: they are about Frank's car and Eve's book).
+    last = Fact.objects.filter(pk__in=[e["fact_id"] for e in written["edges_created"][-8:]])
+    assert all(f.embedding is None for f in last)
+
+
 def test_words_weigh_a_just_written_fact_as_they_will_once_it_is_indexed(engine):
     """Word statistics come from the indexer; until it runs, the waiting facts are counted
     when searched, so the word ranking right after a write is the settled one."""
@@ -233,3 +268,32 @@ def test_words_weigh_a_just_written_fact_as_they_will_once_it_is_indexed(engine)
     waiting = scores()
     assert Engine.index() == 4
     assert waiting == scores() and len(waiting) == 2
+
+
+def test_a_just_settled_fact_keeps_its_first_pass_score_less_the_margin_where_higher():
+    """Settled cosines replace first-pass ones; only a fact settled in this very call may
+    keep its first-pass score less FIRST_PASS_MARGIN, and a word match with a vector now
+    joins the vector list."""
+    import uuid
+
+    from memories.search import FIRST_PASS_MARGIN, Candidate, with_settled
+
+    def candidate(score, coverage=None):
+        return Candidate(uuid.uuid4(), score, uuid.uuid4(), uuid.uuid4(), coverage)
+
+    diluted, old, words_only, untouched = candidate(0.5), candidate(0.5), candidate(3.0, 0.8), \
+        candidate(0.3)
+    cosines = {diluted.fact_id: 0.2, old.fact_id: 0.2, words_only.fact_id: 0.25}
+
+    ranked = with_settled([diluted, old, untouched], [words_only], cosines, 10,
+                          just_settled={diluted.fact_id})
+
+    scores = {c.fact_id: c.score for c in ranked}
+    assert scores[diluted.fact_id] == pytest.approx(0.5 - FIRST_PASS_MARGIN)
+    assert scores[old.fact_id] == pytest.approx(0.2)
+    assert scores[words_only.fact_id] == pytest.approx(0.25)
+    assert scores[untouched.fact_id] == pytest.approx(0.3)
+    assert [c.fact_id for c in ranked] == [diluted.fact_id, untouched.fact_id,
+                                           words_only.fact_id, old.fact_id]
+    assert all(c.coverage is None for c in ranked)
+    assert len(with_settled([diluted, old, untouched], [words_only], cosines, 2)) == 2

@@ -8,11 +8,13 @@ including the trigram lookup of similar names, which only pays off at that size.
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from django.conf import settings
 from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
+from memories import vector_params
 from memories.models import Fact
 from tests.engine.conftest import Engine, fact, person
 
@@ -177,14 +179,26 @@ def test_the_indexer_queues_are_read_through_their_index_however_long(engine, ch
         for name, sql, params in [
             ("queues", indexing.WAITING_QUEUES, [64]),
             ("claim", indexing.CLAIM_SHARES, [[importer, memory_id], [partition] * 2, 16]),
-            ("settle", indexing.NEWEST_WAITING, [memory_id, partition, 32]),
             ("pending", "SELECT count(*) FROM memories_fact WHERE memory_id = %s "
                         "AND partition = %s AND embedding IS NULL", [memory_id, partition]),
         ]:
             cursor.execute("EXPLAIN " + sql, params)
             plans[name] = "\n".join(row[0] for row in cursor.fetchall())
+        # A query settles its own candidates, by primary key.
+        cursor.execute("SELECT array_agg(id) FROM (SELECT id FROM memories_fact LIMIT 100) f")
+        ranked = cursor.fetchone()[0]
+        by_id = {}
+        for name, sql, params in [
+            ("settle", indexing.BEST_WAITING, [ranked, ranked, 8]),
+            ("cosines", indexing.SETTLED_COSINES,
+             [vector_params.halfvec(np.ones(384, dtype=np.float32)), ranked]),
+        ]:
+            cursor.execute("EXPLAIN " + sql, params)
+            by_id[name] = "\n".join(row[0] for row in cursor.fetchall())
     failures = {name: plan for name, plan in plans.items()
                 if "fact_index_queue" not in plan or "Seq Scan on memories_fact" in plan}
+    failures |= {name: plan for name, plan in by_id.items()
+                 if "memories_fact_pkey" not in plan or "Seq Scan on memories_fact" in plan}
     assert not failures, failures
 
 
