@@ -170,6 +170,47 @@ def test_a_query_waits_for_the_indexer_that_holds_the_fact_it_needs(alice):
     assert reply["facts_pending_vector"] == 0
 
 
+@pytest.mark.django_db(transaction=True)
+def test_a_query_does_not_wait_past_its_budget_for_an_indexer_that_holds_the_fact(
+        alice, settings):
+    settings.ECHO_MEMORY_QUERY_EMBED_SECONDS = 0.2
+    engine = Engine(alice.principal)
+    written = engine.write(session_id="trip", entities=TRIP, assume_new=True, facts=[HIKE])
+    fact_id = written["edges_created"][0]["fact_id"]
+    claimed, release, committed = threading.Event(), threading.Event(), threading.Event()
+
+    def indexer() -> None:
+        # Holds the fact's row until the test lets go, far past the query's budget.
+        try:
+            with transaction.atomic(), connection.cursor() as cursor:
+                cursor.execute("SELECT id, search_text, episode_id, position FROM memories_fact "
+                               "WHERE id = %s FOR UPDATE", [fact_id])
+                rows = cursor.fetchall()
+                claimed.set()
+                release.wait(60)
+                indexing._embed_and_store(cursor, rows)
+            committed.set()
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=indexer)
+    thread.start()
+    try:
+        assert claimed.wait(30)
+        reply = engine.query(PARAPHRASE)
+        # The reply came while the row was still held: the query gave up its wait.
+        assert not committed.is_set()
+    finally:
+        release.set()
+        thread.join(30)
+
+    # Still found by meaning, on its first-pass vector, and counted as waiting.
+    assert reply["facts"][0]["fact_id"] == fact_id
+    assert "vector" in reply["facts"][0]["matched"]
+    assert reply["facts_pending_vector"] == 1
+    assert committed.is_set() and Fact.objects.get(pk=fact_id).embedding is not None
+
+
 # A 500-fact episode of everyday records, a few of them about other trips, so that the
 # paraphrase has near misses to beat.
 FILLER_TEMPLATES = [
