@@ -6,7 +6,7 @@ The indexer runs `manual` here, so nothing embeds a fact unless the code under t
 from __future__ import annotations
 
 import threading
-import time
+from contextlib import contextmanager
 
 import numpy as np
 import pytest
@@ -139,31 +139,44 @@ def test_the_query_spends_no_more_than_its_fact_budget(engine, settings):
     assert engine.query("ledger invoices")["facts_pending_vector"] == 60
 
 
-@pytest.mark.django_db(transaction=True)
-def test_a_query_waits_for_the_indexer_that_holds_the_fact_it_needs(alice):
-    engine = Engine(alice.principal)
-    written = engine.write(session_id="trip", entities=TRIP, assume_new=True, facts=[HIKE])
-    fact_id = written["edges_created"][0]["fact_id"]
-    claimed = threading.Event()
+@contextmanager
+def an_indexer_holding(fact_id, *, seconds: float):
+    """An indexer that has claimed the fact's row and holds it for `seconds` (or until the
+    block ends), then stores its vector; yields an event set once that has committed."""
+    release, claimed, committed = threading.Event(), threading.Event(), threading.Event()
 
     def indexer() -> None:
-        # An indexer that claimed the fact just before the query, and is slow to finish.
         try:
             with transaction.atomic(), connection.cursor() as cursor:
                 cursor.execute("SELECT id, search_text, episode_id, position FROM memories_fact "
                                "WHERE id = %s FOR UPDATE", [fact_id])
                 rows = cursor.fetchall()
                 claimed.set()
-                time.sleep(0.5)
+                release.wait(seconds)
                 indexing._embed_and_store(cursor, rows)
+            committed.set()
         finally:
             connection.close()
 
     thread = threading.Thread(target=indexer)
     thread.start()
-    assert claimed.wait(30)
-    reply = engine.query(PARAPHRASE)
-    thread.join(30)
+    try:
+        assert claimed.wait(30)
+        yield committed
+    finally:
+        release.set()
+        thread.join(30)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_query_waits_for_the_indexer_that_holds_the_fact_it_needs(alice):
+    engine = Engine(alice.principal)
+    written = engine.write(session_id="trip", entities=TRIP, assume_new=True, facts=[HIKE])
+    fact_id = written["edges_created"][0]["fact_id"]
+
+    # Claimed just before the query, and slow to finish (within the query's budget).
+    with an_indexer_holding(fact_id, seconds=0.5):
+        reply = engine.query(PARAPHRASE)
 
     assert reply["facts"][0]["fact_id"] == fact_id
     assert reply["facts"][0]["matched"] == ["vector"]
@@ -177,32 +190,11 @@ def test_a_query_does_not_wait_past_its_budget_for_an_indexer_that_holds_the_fac
     engine = Engine(alice.principal)
     written = engine.write(session_id="trip", entities=TRIP, assume_new=True, facts=[HIKE])
     fact_id = written["edges_created"][0]["fact_id"]
-    claimed, release, committed = threading.Event(), threading.Event(), threading.Event()
 
-    def indexer() -> None:
-        # Holds the fact's row until the test lets go, far past the query's budget.
-        try:
-            with transaction.atomic(), connection.cursor() as cursor:
-                cursor.execute("SELECT id, search_text, episode_id, position FROM memories_fact "
-                               "WHERE id = %s FOR UPDATE", [fact_id])
-                rows = cursor.fetchall()
-                claimed.set()
-                release.wait(60)
-                indexing._embed_and_store(cursor, rows)
-            committed.set()
-        finally:
-            connection.close()
-
-    thread = threading.Thread(target=indexer)
-    thread.start()
-    try:
-        assert claimed.wait(30)
+    with an_indexer_holding(fact_id, seconds=60) as committed:
         reply = engine.query(PARAPHRASE)
         # The reply came while the row was still held: the query gave up its wait.
         assert not committed.is_set()
-    finally:
-        release.set()
-        thread.join(30)
 
     # Still found by meaning, on its first-pass vector, and counted as waiting.
     assert reply["facts"][0]["fact_id"] == fact_id
