@@ -169,7 +169,7 @@ ECHO_MEMORY_INDEXING = env.str(
 ECHO_MEMORY_EMBED_CONTEXT = env.int("ECHO_MEMORY_EMBED_CONTEXT", default=2)
 # Read-your-writes: query_memory embeds up to this many of its best candidates that still
 # wait for their vector, as many as this long covers (memories/indexing.py settle).
-ECHO_MEMORY_QUERY_EMBED_FACTS = env.int("ECHO_MEMORY_QUERY_EMBED_FACTS", default=8)
+ECHO_MEMORY_QUERY_EMBED_FACTS = env.int("ECHO_MEMORY_QUERY_EMBED_FACTS", default=4)
 ECHO_MEMORY_QUERY_EMBED_SECONDS = env.float("ECHO_MEMORY_QUERY_EMBED_SECONDS", default=0.25)
 # Write each fact with a first-pass vector, so it is found by meaning before the indexer
 # gets to it (memories/first_pass.py); off, a waiting fact is found by words only.
