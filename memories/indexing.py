@@ -236,13 +236,13 @@ def settle(ranked: Sequence, query_vector, *, facts: int, seconds: float) -> Set
     Why the query's own candidates and not the newest facts: on LoCoMo asked right after
     each conversation is written, settling the four to eight best waiting candidates of each
     question keeps hybrid recall@10 at the settled figure, where the newest 64 facts cost
-    eight times the embedding for less (docs/benchmarks.md, "Freshness").
+    eight to sixteen times the embedding for less (docs/benchmarks.md, "Freshness").
     """
     global _seconds_per_fact
-    size = min(facts, max(1, int(seconds / _seconds_per_fact)))
     ids = list(ranked)
     if not ids or facts <= 0:
         return Settled([], {})
+    size = min(facts, max(1, int(seconds / _seconds_per_fact)))
     try:
         with transaction.atomic(), connection.cursor() as cursor:
             cursor.execute(f"SET LOCAL lock_timeout = {max(1, int(seconds * 1000))}")
