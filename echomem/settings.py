@@ -171,6 +171,9 @@ ECHO_MEMORY_EMBED_CONTEXT = env.int("ECHO_MEMORY_EMBED_CONTEXT", default=2)
 # wait for their vector, as many as this long covers (memories/indexing.py settle).
 ECHO_MEMORY_QUERY_EMBED_FACTS = env.int("ECHO_MEMORY_QUERY_EMBED_FACTS", default=4)
 ECHO_MEMORY_QUERY_EMBED_SECONDS = env.float("ECHO_MEMORY_QUERY_EMBED_SECONDS", default=0.25)
+# And memory_search embeds up to this many of the partition's newest waiting notes, in the
+# same time (memories/indexing.py settle_notes).
+ECHO_MEMORY_SEARCH_EMBED_NOTES = env.int("ECHO_MEMORY_SEARCH_EMBED_NOTES", default=4)
 # Write each fact with a first-pass vector, so it is found by meaning before the indexer
 # gets to it (memories/first_pass.py); off, a waiting fact is found by words only.
 ECHO_MEMORY_FIRST_PASS = env.bool("ECHO_MEMORY_FIRST_PASS", default=True)

@@ -15,7 +15,9 @@ Two things keep a fresh fact findable by meaning whatever the backlog:
   tenant's single fact at most one batch's wait, not the whole backlog.
 - Read-your-writes: `settle`, called by query_memory, embeds the query's best waiting
   candidates on the spot (bounded in facts and seconds) with the same model and context
-  as the indexer, so the vectors it stores are the settled ones.
+  as the indexer, so the vectors it stores are the settled ones. memory_search does the
+  same for notes (`settle_notes`): the partition's newest waiting notes, before it
+  searches, since the indexer takes notes only once no fact waits.
 """
 
 from __future__ import annotations
@@ -311,26 +313,68 @@ def _note_vectors(rows: list[tuple]):
         for _, title, category, what, why, impact, tags, *_ in rows])
 
 
+# What embedding a note reads: _note_vectors' columns, then where its words are kept.
+NOTE_COLUMNS = "id, title, category, what, why, impact, tags, memory_id, partition"
+
+
 def _index_notes(size: int) -> int:
     """Embed notes saved or updated since (a save clears a note's embedding); their word
     statistics are counted at search time (memories/search.py NOTES)."""
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(
-            "SELECT id, title, category, what, why, impact, tags, memory_id, partition "
-            "FROM memories_note "
+            f"SELECT {NOTE_COLUMNS} FROM memories_note "
             "WHERE embedding IS NULL ORDER BY updated_at LIMIT %s FOR UPDATE SKIP LOCKED",
             [size],
         )
         rows = cursor.fetchall()
-        if not rows:
-            return 0
-        ids = [row[0] for row in rows]
-        store_embeddings(cursor, "memories_note", ids, _note_vectors(rows))
-        note_words.index_words(cursor, ids, get_embedder())
-        # An edit may have dropped words that no other note holds.
-        for memory_id, partition in sorted({(row[7], row[8]) for row in rows}):
-            note_words.prune_words(cursor, memory_id, partition)
+        if rows:
+            _embed_and_store_notes(cursor, rows)
     return len(rows)
+
+
+def _embed_and_store_notes(cursor, rows: list[tuple]) -> None:
+    """Vectors and words for claimed note rows (NOTE_COLUMNS): what the indexer and
+    `settle_notes` both store."""
+    ids = [row[0] for row in rows]
+    store_embeddings(cursor, "memories_note", ids, _note_vectors(rows))
+    note_words.index_words(cursor, ids, get_embedder())
+    # An edit may have dropped words that no other note holds.
+    for memory_id, partition in sorted({(row[7], row[8]) for row in rows}):
+        note_words.prune_words(cursor, memory_id, partition)
+
+
+# The newest notes of one partition still waiting for their vector. Waits for rows an
+# indexer holds (no SKIP LOCKED), as `settle` does.
+NEWEST_WAITING_NOTES = (
+    f"SELECT {NOTE_COLUMNS} FROM memories_note WHERE memory_id = %s AND partition = %s "
+    "AND embedding IS NULL ORDER BY updated_at DESC LIMIT %s FOR UPDATE"
+)
+
+
+def settle_notes(memory_id: int, partition: str, *, notes: int, seconds: float) -> int:
+    """Embed, now, the newest `notes` notes of a partition that still wait; memory_search
+    calls it before it searches, so a note saved on the last call is found by meaning.
+
+    Notes have no first-pass vector to pick the query's best waiting ones by, but they
+    come one per save, so the newest few are nearly always all of them; a bulk import's
+    older notes are left to the indexer. Rows an indexer holds are waited for, at most
+    `seconds`; returns how many notes this call stored.
+    """
+    if notes <= 0:
+        return 0
+    try:
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute(f"SET LOCAL lock_timeout = {max(1, int(seconds * 1000))}")
+            cursor.execute(NEWEST_WAITING_NOTES, [memory_id, partition, notes])
+            rows = cursor.fetchall()
+            cursor.execute("SET LOCAL lock_timeout TO DEFAULT")
+            if rows:
+                _embed_and_store_notes(cursor, rows)
+            return len(rows)
+    except OperationalError as exc:
+        if getattr(exc.__cause__, "sqlstate", None) != LOCK_NOT_AVAILABLE:
+            raise
+        return 0  # an indexer held a note past the budget: it stores that note itself
 
 
 def store_embeddings(cursor, table: str, ids: list, vectors) -> None:

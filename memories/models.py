@@ -359,6 +359,9 @@ class Note(models.Model):
                          name="note_recent"),
             models.Index(fields=["updated_at"], condition=Q(embedding__isnull=True),
                          name="note_index_queue"),
+            # memory_search settles its own partition's newest waiting notes.
+            models.Index(fields=["memory", "partition", "updated_at"],
+                         condition=Q(embedding__isnull=True), name="note_waiting"),
             GinIndex(fields=["search_vector"], name="note_search_vector"),
             HnswIndex(name="note_embedding", fields=["embedding"],
                       opclasses=["halfvec_cosine_ops"], m=16, ef_construction=64),

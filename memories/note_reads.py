@@ -12,12 +12,13 @@ import uuid
 from datetime import datetime
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
 
 from accounts.principal import Principal
 from echomem.errors import NotFound, ValidationFailed
-from memories import metering, note_ranking, note_words, search, selectors
+from memories import indexing, metering, note_ranking, note_words, search, selectors
 from memories.models import Memory, Note
 from memories.schemas import MemoryContextArgs, MemoryDetailsArgs, MemorySearchArgs
 from memories.scopes import partition_for
@@ -48,6 +49,9 @@ def memory_search(principal: Principal, args: MemorySearchArgs) -> dict[str, Any
     memory = memory_for(principal, args.memory)
     partition = partition_for(principal, args.scope)
     window = search.NoteFilter(args.project or None)
+    # Read-your-writes: a note saved on the last call is searched with its vector.
+    indexing.settle_notes(memory.pk, partition, notes=settings.ECHO_MEMORY_SEARCH_EMBED_NOTES,
+                          seconds=settings.ECHO_MEMORY_QUERY_EMBED_SECONDS)
     pool = max(CANDIDATES_PER_RETRIEVER, args.limit * 2)
     with transaction.atomic(savepoint=False):
         text = search.text_candidates(memory.pk, partition, args.query, pool, window,
