@@ -3,6 +3,7 @@ and what the first query after a 500-fact write costs.
 
     .venv/bin/python bench/first_pass.py [--rounds 3] [--facts 2000] [--episodes 20]
                                          [--parts quality write-cost first-query]
+                                         [--indexer thread|elsewhere]
 
 1. quality: on bench/data/runbooks, every fact's first-pass vector against the model's,
    each fact alone and each with the facts before it in its record (what the product
@@ -16,7 +17,8 @@ and what the first query after a 500-fact write costs.
    rounds alternating ECHO_MEMORY_FIRST_PASS on and off (and which goes first) in one
    instance (indexer manual, so nothing else runs); facts/s per round, median of each.
 3. first query after a 500-fact write: the single box as shipped (indexer thread,
-   query budget as configured), --episodes times: write a 500-fact episode, then at
+   query budget as configured; `--indexer elsewhere`: no indexer in this process, as
+   with Celery workers on other machines), --episodes times: write a 500-fact episode, then at
    once query_memory with a question; p50 / p95 of that call, with the query's own
    embedding budget as shipped and with it off (first pass only), and whether the
    reply held the episode's target fact by meaning.
@@ -155,7 +157,7 @@ def write_cost(rounds: int, total: int) -> None:
               + f" facts/s (median {statistics.median(rates[enabled]):,.0f})")
 
 
-def first_query(episodes: int) -> None:
+def first_query(episodes: int, indexer: str) -> None:
     from django.conf import settings
 
     from memories.schemas import QueryMemoryArgs, WriteEpisodeArgs, parse
@@ -164,8 +166,10 @@ def first_query(episodes: int) -> None:
 
     names = corpus.people(300)
     budget = settings.ECHO_MEMORY_QUERY_EMBED_FACTS
+    where = ("indexer thread, sharing the cores" if indexer == "thread"
+             else "indexer elsewhere: nothing else embeds here")
     print(f"\n3. first query_memory right after a 500-fact write ({episodes} episodes each; "
-          "indexer thread)")
+          f"{where})")
     for label, facts_budget in ((f"query budget {budget} facts (as shipped)", budget),
                                 ("query budget 0 (first pass only)", 0)):
         settings.ECHO_MEMORY_QUERY_EMBED_FACTS = facts_budget
@@ -200,6 +204,10 @@ def main() -> None:
     parser.add_argument("--episodes", type=int, default=20, help="500-fact writes per setting")
     parser.add_argument("--parts", nargs="+", choices=PARTS, default=list(PARTS),
                         help="run only these parts (default all three)")
+    parser.add_argument("--indexer", choices=("thread", "elsewhere"), default="thread",
+                        help="first-query: the single box's indexer thread in this process "
+                             "(default), or none here, as with Celery workers on other "
+                             "machines")
     args = parser.parse_args()
 
     fresh_instance(indexing="manual")
@@ -215,9 +223,10 @@ def main() -> None:
 
         from memories import indexing
 
-        settings.ECHO_MEMORY_INDEXING = "thread"
-        indexing.background()
-        first_query(args.episodes)
+        if args.indexer == "thread":
+            settings.ECHO_MEMORY_INDEXING = "thread"
+            indexing.background()
+        first_query(args.episodes, args.indexer)
 
 
 if __name__ == "__main__":
