@@ -247,10 +247,7 @@ def settle(ranked: Sequence, query_vector, *, facts: int, seconds: float) -> Set
     size = min(facts, max(1, int(seconds / _seconds_per_fact)))
     try:
         with transaction.atomic(), connection.cursor() as cursor:
-            cursor.execute(f"SET LOCAL lock_timeout = {max(1, int(seconds * 1000))}")
-            cursor.execute(BEST_WAITING, [ids, ids, size])
-            rows = cursor.fetchall()
-            cursor.execute("SET LOCAL lock_timeout TO DEFAULT")
+            rows = _claim_within(cursor, seconds, BEST_WAITING, [ids, ids, size])
             if rows:
                 started = time.monotonic()
                 _embed_and_store(cursor, rows)
@@ -259,11 +256,24 @@ def settle(ranked: Sequence, query_vector, *, facts: int, seconds: float) -> Set
             cursor.execute(SETTLED_COSINES, [vector_params.halfvec(query_vector), ids])
             return Settled([row[0] for row in rows], dict(cursor.fetchall()))
     except OperationalError as exc:
-        if getattr(exc.__cause__, "sqlstate", None) != LOCK_NOT_AVAILABLE:
+        if not _lock_budget_spent(exc):
             raise
         # An indexer held a row past the budget; it stores that row itself, and the query
         # ranks with what it has.
         return Settled([], {})
+
+
+def _claim_within(cursor, seconds: float, sql: str, params: list) -> list[tuple]:
+    """Rows of a FOR UPDATE claim whose lock waits last at most `seconds` in all."""
+    cursor.execute(f"SET LOCAL lock_timeout = {max(1, int(seconds * 1000))}")
+    cursor.execute(sql, params)
+    rows = cursor.fetchall()
+    cursor.execute("SET LOCAL lock_timeout TO DEFAULT")
+    return rows
+
+
+def _lock_budget_spent(exc: OperationalError) -> bool:
+    return getattr(exc.__cause__, "sqlstate", None) == LOCK_NOT_AVAILABLE
 
 
 # Re-embedding after a model change walks each table by id. Waiting rows are left to the
@@ -364,15 +374,13 @@ def settle_notes(memory_id: int, partition: str, *, notes: int, seconds: float) 
         return 0
     try:
         with transaction.atomic(), connection.cursor() as cursor:
-            cursor.execute(f"SET LOCAL lock_timeout = {max(1, int(seconds * 1000))}")
-            cursor.execute(NEWEST_WAITING_NOTES, [memory_id, partition, notes])
-            rows = cursor.fetchall()
-            cursor.execute("SET LOCAL lock_timeout TO DEFAULT")
+            rows = _claim_within(cursor, seconds, NEWEST_WAITING_NOTES,
+                                 [memory_id, partition, notes])
             if rows:
                 _embed_and_store_notes(cursor, rows)
             return len(rows)
     except OperationalError as exc:
-        if getattr(exc.__cause__, "sqlstate", None) != LOCK_NOT_AVAILABLE:
+        if not _lock_budget_spent(exc):
             raise
         return 0  # an indexer held a note past the budget: it stores that note itself
 

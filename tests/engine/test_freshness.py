@@ -5,15 +5,13 @@ The indexer runs `manual` here, so nothing embeds a fact unless the code under t
 
 from __future__ import annotations
 
-import threading
-from contextlib import contextmanager
-
 import numpy as np
 import pytest
-from django.db import connection, transaction
+from django.db import connection
 
 from memories import indexing
 from memories.models import Fact
+from tests import indexer_locks
 from tests.engine.conftest import Engine, fact, person
 
 HIKE = fact("Alice", "Kyoto", "travelled_to", "Alice spent her spring holiday hiking near Kyoto")
@@ -139,33 +137,11 @@ def test_the_query_spends_no_more_than_its_fact_budget(engine, settings):
     assert engine.query("ledger invoices")["facts_pending_vector"] == 60
 
 
-@contextmanager
 def an_indexer_holding(fact_id, *, seconds: float):
-    """An indexer that has claimed the fact's row and holds it for `seconds` (or until the
-    block ends), then stores its vector; yields an event set once that has committed."""
-    release, claimed, committed = threading.Event(), threading.Event(), threading.Event()
-
-    def indexer() -> None:
-        try:
-            with transaction.atomic(), connection.cursor() as cursor:
-                cursor.execute("SELECT id, search_text, episode_id, position FROM memories_fact "
-                               "WHERE id = %s FOR UPDATE", [fact_id])
-                rows = cursor.fetchall()
-                claimed.set()
-                release.wait(seconds)
-                indexing._embed_and_store(cursor, rows)
-            committed.set()
-        finally:
-            connection.close()
-
-    thread = threading.Thread(target=indexer)
-    thread.start()
-    try:
-        assert claimed.wait(30)
-        yield committed
-    finally:
-        release.set()
-        thread.join(30)
+    """An indexer that has claimed the fact's row (tests/indexer_locks.py)."""
+    return indexer_locks.an_indexer_holding(
+        "SELECT id, search_text, episode_id, position FROM memories_fact "
+        "WHERE id = %s FOR UPDATE", fact_id, indexing._embed_and_store, seconds=seconds)
 
 
 @pytest.mark.django_db(transaction=True)

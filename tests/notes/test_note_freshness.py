@@ -3,15 +3,12 @@ its partition's newest waiting notes before it searches, whatever the indexer is
 
 from __future__ import annotations
 
-import threading
-from contextlib import contextmanager
-
 import pytest
 from django.conf import settings as django_settings
-from django.db import connection, transaction
 
 from memories import indexing
 from memories.models import Note
+from tests import indexer_locks
 from tests.notes.conftest import note
 
 # Shares no word with the note of tests/notes/conftest.py (its words: switched, jwt, auth,
@@ -65,33 +62,11 @@ def manual_indexing(settings):
     return settings
 
 
-@contextmanager
 def an_indexer_holding(note_id, *, seconds: float):
-    """An indexer that has claimed the note's row and holds it for `seconds` (or until the
-    block ends), then stores its vector; yields an event set once that has committed."""
-    release, claimed, committed = threading.Event(), threading.Event(), threading.Event()
-
-    def indexer() -> None:
-        try:
-            with transaction.atomic(), connection.cursor() as cursor:
-                cursor.execute(f"SELECT {indexing.NOTE_COLUMNS} FROM memories_note "
-                               "WHERE id = %s FOR UPDATE", [note_id])
-                rows = cursor.fetchall()
-                claimed.set()
-                release.wait(seconds)
-                indexing._embed_and_store_notes(cursor, rows)
-            committed.set()
-        finally:
-            connection.close()
-
-    thread = threading.Thread(target=indexer)
-    thread.start()
-    try:
-        assert claimed.wait(30)
-        yield committed
-    finally:
-        release.set()
-        thread.join(30)
+    """An indexer that has claimed the note's row (tests/indexer_locks.py)."""
+    return indexer_locks.an_indexer_holding(
+        f"SELECT {indexing.NOTE_COLUMNS} FROM memories_note WHERE id = %s FOR UPDATE",
+        note_id, indexing._embed_and_store_notes, seconds=seconds)
 
 
 @pytest.mark.django_db(transaction=True)

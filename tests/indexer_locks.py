@@ -1,0 +1,42 @@
+"""An indexer caught in the middle of a batch: it has claimed a row and not yet stored it.
+
+What a query's own embedding (memories/indexing.py `settle`, `settle_notes`) must wait
+for within its budget, and give up on past it.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from contextlib import contextmanager
+
+from django.db import connection, transaction
+
+
+@contextmanager
+def an_indexer_holding(claim: str, row_id, store: Callable, *, seconds: float):
+    """Runs `claim` (a FOR UPDATE of the row `row_id`) in a transaction of another thread,
+    holds the row for `seconds` (or until the block ends), then hands the rows to
+    `store(cursor, rows)` and commits; yields an event set once that has committed."""
+    release, claimed, committed = threading.Event(), threading.Event(), threading.Event()
+
+    def indexer() -> None:
+        try:
+            with transaction.atomic(), connection.cursor() as cursor:
+                cursor.execute(claim, [row_id])
+                rows = cursor.fetchall()
+                claimed.set()
+                release.wait(seconds)
+                store(cursor, rows)
+            committed.set()
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=indexer)
+    thread.start()
+    try:
+        assert claimed.wait(30)
+        yield committed
+    finally:
+        release.set()
+        thread.join(30)
