@@ -5,11 +5,14 @@ The indexer runs `manual` here, so nothing embeds a fact unless the code under t
 
 from __future__ import annotations
 
+import uuid
+
 import numpy as np
 import pytest
 from django.db import connection
 
 from memories import indexing
+from memories.embeddings import get_embedder
 from memories.models import Fact
 from tests import indexer_locks
 from tests.engine.conftest import Engine, fact, person
@@ -177,6 +180,27 @@ def test_a_query_does_not_wait_past_its_budget_for_an_indexer_that_holds_the_fac
     assert "vector" in reply["facts"][0]["matched"]
     assert reply["facts_pending_vector"] == 1
     assert committed.is_set() and Fact.objects.get(pk=fact_id).embedding is not None
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_settle_that_gives_up_on_a_held_row_still_reads_the_settled_cosines(alice):
+    engine = Engine(alice.principal)
+    written = engine.write(session_id="trip", entities=TRIP, assume_new=True, facts=[
+        HIKE, fact("Alice", "Kyoto", "climbed_near", "Alice climbed a mountain near Kyoto")])
+    held, stored = (uuid.UUID(edge["fact_id"]) for edge in written["edges_created"])
+    indexing.index_fact_ids([stored])  # settled before the query, not in its first search
+    query_vector = get_embedder().embed([PARAPHRASE])[0]
+
+    with an_indexer_holding(held, seconds=60) as committed:
+        # Ranked first, the held fact is the one the settle waits for and gives up on.
+        settled = indexing.settle([held, stored], query_vector, facts=4, seconds=0.2)
+        assert not committed.is_set()
+
+    assert settled.stored == []
+    cosine = float(np.dot(query_vector, np.asarray(
+        Fact.objects.get(pk=stored).embedding, dtype=np.float32)))
+    assert list(settled.cosines) == [stored]
+    assert settled.cosines[stored] == pytest.approx(cosine, abs=2e-3)
 
 
 # A 500-fact episode of everyday records, a few of them about other trips, so that the
