@@ -258,9 +258,8 @@ def settle(ranked: Sequence, query_vector, *, facts: int, seconds: float) -> Set
     except OperationalError as exc:
         if not _lock_budget_spent(exc):
             raise
-        # An indexer held a row past the budget; it stores that row itself. The candidates
-        # stored meanwhile (by this indexer's earlier batches or another) still rank by
-        # their settled cosine.
+        # An indexer held a row past the budget; it stores that row itself. Candidates
+        # that got their vector since the query's first search still rank by it.
         with connection.cursor() as cursor:
             cursor.execute(SETTLED_COSINES, [vector_params.halfvec(query_vector), ids])
             return Settled([], dict(cursor.fetchall()))
