@@ -236,7 +236,7 @@ def settle(ranked: Sequence, query_vector, *, facts: int, seconds: float) -> Set
     most likely embedding; once it commits, its vector is read like the others.
 
     Why the query's own candidates and not the newest facts: on LoCoMo asked right after
-    each conversation is written, settling the four to eight best waiting candidates of each
+    each conversation is written, settling the three to eight best waiting candidates of each
     question keeps hybrid recall@10 at the settled figure, where the newest 64 facts cost
     eight to sixteen times the embedding for less (docs/benchmarks.md, "Freshness").
     """
