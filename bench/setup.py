@@ -90,6 +90,13 @@ class CachedEmbedder:
             self.misses += len(missing)
         return np.stack([self.store[k] for k in keys])
 
+    def embed_quick(self, texts):
+        # Not cached: it is what a query pays for a waiting fact, and stores nothing settled.
+        return self.inner.embed_quick(texts)
+
+    def warm_quick(self) -> None:
+        self.inner.warm_quick()
+
     def save(self) -> None:
         keys = list(self.store)
         np.savez(self.path, keys=np.array(keys), vectors=np.stack([self.store[k] for k in keys]))

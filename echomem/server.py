@@ -183,9 +183,17 @@ class JsonErrorWorker(ThreadWorker):
 
 def _start_worker_services(worker) -> None:
     """Each web worker starts its indexer thread at boot, so facts written before a
-    restart (or by a worker that died) are embedded without waiting for the next write."""
+    restart (or by a worker that died) are embedded without waiting for the next write;
+    and builds, beside its first requests, the int8 model query_memory ranks waiting facts
+    with (a few seconds), so no query pays for it."""
+    import threading
+
     from django.conf import settings
 
+    from memories.embeddings import get_embedder
+
+    threading.Thread(target=lambda: get_embedder().warm_quick(), name="echo-int8-warm",
+                     daemon=True).start()
     if settings.ECHO_MEMORY_INDEXING == "thread":
         from memories.indexing import background
 

@@ -169,7 +169,7 @@ ECHO_MEMORY_INDEXING = env.str(
 ECHO_MEMORY_EMBED_CONTEXT = env.int("ECHO_MEMORY_EMBED_CONTEXT", default=2)
 # Read-your-writes: query_memory embeds up to this many of its best candidates that still
 # wait for their vector, as many as this long covers (memories/indexing.py settle).
-ECHO_MEMORY_QUERY_EMBED_FACTS = env.int("ECHO_MEMORY_QUERY_EMBED_FACTS", default=3)
+ECHO_MEMORY_QUERY_EMBED_FACTS = env.int("ECHO_MEMORY_QUERY_EMBED_FACTS", default=4)
 ECHO_MEMORY_QUERY_EMBED_SECONDS = env.float("ECHO_MEMORY_QUERY_EMBED_SECONDS", default=0.25)
 # And memory_search embeds up to this many of the partition's newest waiting notes, in the
 # same time (memories/indexing.py settle_notes).

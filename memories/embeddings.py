@@ -69,6 +69,11 @@ class Embedder(Protocol):
         """Return a float32 array of shape (len(texts), dimensions), rows L2-normalized."""
         ...
 
+    def embed_quick(self, texts: Sequence[str]) -> np.ndarray:
+        """As `embed`, from a faster approximation of the same model: vectors a query
+        ranks waiting facts by, never settled ones."""
+        ...
+
 
 def _model_dir() -> Path:
     path = MODEL_DIR
@@ -398,6 +403,8 @@ class OnnxMiniLMEmbedder(_MiniLMBase):
         self._small = self._new_session(self.query_threads)
         self._bulk = self._small if self.threads == self.query_threads else None
         self._bulk_lock = threading.Lock()
+        self._quick: Any = None
+        self._quick_lock = threading.Lock()
 
     def _new_session(self, threads: int) -> Any:
         ort = self._ort
@@ -416,6 +423,75 @@ class OnnxMiniLMEmbedder(_MiniLMBase):
         return ort.InferenceSession(
             model.SerializeToString(), options, providers=["CPUExecutionProvider"]
         )
+
+    def _new_quick_session(self) -> Any:
+        """An int8 copy of the graph (ONNX Runtime's dynamic quantization, per-channel
+        weights): 2.2x faster than float32, cosine to its vectors 0.993 mean, 0.973 worst,
+        on 300 LoCoMo turns with context. Good enough to rank a query's waiting candidates
+        by until the indexer stores their settled (float32) vectors; never a settled vector
+        itself (docs/engine.md, "Read-your-writes")."""
+        import logging
+        import tempfile
+
+        import onnx
+        from onnx import numpy_helper
+        from onnxruntime.quantization import QuantType, quantize_dynamic
+
+        model, weights = _build_onnx_model(
+            self._load_weights(), heads=self._heads, layers=self._num_layers, eps=self._eps
+        )
+        # The quantizer reads weights from the model itself, not from external data.
+        for tensor in model.graph.initializer:
+            if tensor.name in weights:
+                tensor.CopyFrom(numpy_helper.from_array(weights[tensor.name], tensor.name))
+        del weights
+        ort = self._ort
+
+        quantizer_code = str(Path(quantize_dynamic.__code__.co_filename).parent)
+
+        def not_the_quantizer(record: logging.LogRecord) -> bool:
+            # It logs its progress (and a pre-processing hint meant for exported models)
+            # on the root logger; that is not the server's log.
+            return not record.pathname.startswith(quantizer_code)
+
+        with tempfile.TemporaryDirectory(prefix="echo-int8-") as folder:
+            source, target = Path(folder, "fp32.onnx"), Path(folder, "int8.onnx")
+            onnx.save(model, source)
+            del model
+            logging.getLogger().addFilter(not_the_quantizer)
+            try:
+                quantize_dynamic(source, target, per_channel=True, weight_type=QuantType.QInt8)
+            finally:
+                logging.getLogger().removeFilter(not_the_quantizer)
+            options = ort.SessionOptions()
+            options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+            options.intra_op_num_threads = self.query_threads
+            options.inter_op_num_threads = 1
+            options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+            session = ort.InferenceSession(str(target), options,
+                                           providers=["CPUExecutionProvider"])
+        gc.collect()
+        return session
+
+    def _quick_session(self) -> Any:
+        if self._quick is None:
+            with self._quick_lock:
+                if self._quick is None:
+                    self._quick = self._new_quick_session()
+        return self._quick
+
+    def warm_quick(self) -> None:
+        """Build the int8 session now (a few seconds), so no query pays for it."""
+        self._quick_session()
+
+    def embed_quick(self, texts: Sequence[str]) -> np.ndarray:
+        """Vectors from the int8 graph: provisional, to rank waiting facts by."""
+        out, batches = self._batches(texts)
+        session = self._quick_session()
+        for rows, input_ids, mask in batches:
+            feed = {"input_ids": input_ids, "attention_mask": mask}
+            out[rows] = session.run(["embedding"], feed)[0]
+        return out
 
     def _bulk_session(self) -> Any:
         if self._bulk is None:

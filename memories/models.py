@@ -147,6 +147,9 @@ class Fact(models.Model):
     # Written with the fact, cleared when `embedding` is stored (memories/first_pass.py):
     # searched only while the fact waits for the indexer, so it needs no index of its own.
     first_pass_embedding = HalfVectorField(dimensions=EMBEDDING_DIMENSIONS, null=True)
+    # Set when a query has put the model's own (int8) vector in first_pass_embedding while
+    # the fact waits (indexing.rescore_waiting): that cosine needs no calibration.
+    first_pass_from_model = models.BooleanField(default=False, db_default=False)
     search_vector = models.GeneratedField(
         expression=SearchVector("search_text", config=TEXT_SEARCH_CONFIG),
         output_field=SearchVectorField(), db_persist=True,

@@ -54,7 +54,7 @@ EXACT_SEARCH_MAX = 4000
 # How many of a partition's facts still waiting for the indexer are searched by their
 # first-pass vector (memories/first_pass.py), newest first.
 FIRST_PASS_SCAN = 5000
-# A fact query_memory has just settled is ranked by the better of its settled cosine and its
+# A fact query_memory has just embedded is ranked by the better of its settled cosine and its
 # first-pass one less this margin: a self-contained fact embedded with unrelated neighbours as
 # context can score far below what it says alone (docs/engine.md, "Read-your-writes").
 FIRST_PASS_MARGIN = 0.1
@@ -246,19 +246,22 @@ def vector_candidates(
             # Facts still waiting for the indexer compete with their first-pass vectors,
             # on the settled scale; the newest FIRST_PASS_SCAN of them, by the queue's
             # index, so a bulk import's backlog costs a bounded scan.
+            # A waiting fact a query has embedded with the model (first_pass_from_model)
+            # is on that scale already.
             cursor.execute(
                 f"WITH near AS MATERIALIZED ({near}), "
-                "waiting AS MATERIALIZED (SELECT w.id, w.first_pass_embedding <=> %s::halfvec "
-                "AS distance, w.source_id, w.target_id FROM (SELECT f.id, "
-                "f.first_pass_embedding, f.source_id, f.target_id FROM memories_fact f "
-                "WHERE f.memory_id = %s AND f.partition = %s AND f.embedding IS NULL "
-                f"AND {where} ORDER BY f.created_at DESC, f.position DESC LIMIT %s) w "
-                "WHERE w.first_pass_embedding IS NOT NULL ORDER BY distance LIMIT %s) "
+                "waiting AS MATERIALIZED (SELECT id, CASE WHEN first_pass_from_model "
+                "THEN 1 - distance ELSE %s::float8 * (1 - distance) + %s::float8 END AS score, "
+                "source_id, target_id FROM (SELECT f.id, f.first_pass_embedding <=> %s::halfvec "
+                "AS distance, f.first_pass_from_model, f.source_id, f.target_id "
+                "FROM memories_fact f WHERE f.memory_id = %s AND f.partition = %s "
+                f"AND f.embedding IS NULL AND {where} "
+                "ORDER BY f.created_at DESC, f.position DESC LIMIT %s) w "
+                "WHERE distance IS NOT NULL ORDER BY score DESC LIMIT %s) "
                 "SELECT id, 1 - distance, source_id, target_id FROM near UNION ALL "
-                "SELECT id, %s::float8 * (1 - distance) + %s::float8, source_id, target_id "
-                "FROM waiting ORDER BY 2 DESC LIMIT %s",
-                [*near_params, query, memory_id, partition, *params, FIRST_PASS_SCAN, limit,
-                 first_pass.CALIBRATION_SCALE, first_pass.CALIBRATION_OFFSET, limit])
+                "SELECT id, score, source_id, target_id FROM waiting ORDER BY 2 DESC LIMIT %s",
+                [*near_params, first_pass.CALIBRATION_SCALE, first_pass.CALIBRATION_OFFSET,
+                 query, memory_id, partition, *params, FIRST_PASS_SCAN, limit, limit])
         return [Candidate(row[0], float(row[1]), row[2], row[3]) for row in cursor.fetchall()]
 
 
@@ -371,17 +374,18 @@ def mentioned_entities(memory_id: int, partition: str, query: str) -> set[uuid.U
 
 
 def with_settled(vector: list[Candidate], text: list[Candidate], cosines: dict,
-                 limit: int, *, just_settled=frozenset()) -> list[Candidate]:
-    """The vector list again once some candidates have their settled vector: those facts
-    ranked by their settled cosine (`cosines`, by id) instead of their first-pass one, a
-    word match that now has a vector joining the list, the best `limit` kept. A fact in
-    `just_settled` keeps its first-pass score less FIRST_PASS_MARGIN where that is higher."""
+                 limit: int, *, just_embedded=frozenset()) -> list[Candidate]:
+    """The vector list again once some candidates have a model vector: those facts ranked
+    by its cosine (`cosines`, by id) instead of their first-pass one, a word match that
+    now has a vector joining the list, the best `limit` kept. A fact in `just_embedded`
+    (embedded by this query) keeps its first-pass score less FIRST_PASS_MARGIN where that
+    is higher."""
     known = {c.fact_id: c for c in (*text, *vector)}
     scored = {c.fact_id: c for c in vector}
     for fact_id, cosine in cosines.items():
         if fact_id in known:
             score = float(cosine)
-            if fact_id in just_settled and fact_id in scored:
+            if fact_id in just_embedded and fact_id in scored:
                 score = max(score, scored[fact_id].score - FIRST_PASS_MARGIN)
             scored[fact_id] = known[fact_id]._replace(score=score, coverage=None)
     return sorted(scored.values(), key=lambda c: -c.score)[:limit]

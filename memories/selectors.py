@@ -182,16 +182,16 @@ def query_memory(principal: Principal, args: QueryMemoryArgs) -> dict[str, Any]:
             vector = search.vector_candidates(memory.pk, partition, query_vector, pool,
                                               window, exact=indexed <= search.EXACT_SEARCH_MAX)
         if pending and settings.ECHO_MEMORY_QUERY_EMBED_FACTS > 0:
-            # Read-your-writes: the best waiting candidates get their settled vector now,
-            # and the ranking is made with it.
+            # Read-your-writes: the best waiting candidates are embedded now (int8, kept as
+            # their provisional vector), and the ranking is made with those vectors and any
+            # the indexer stored since.
             first = search.fuse(vector, text, len(vector) + len(text), mentioned)
-            settled = indexing.settle([hit.fact_id for hit in first], query_vector,
-                                      facts=settings.ECHO_MEMORY_QUERY_EMBED_FACTS,
-                                      seconds=settings.ECHO_MEMORY_QUERY_EMBED_SECONDS)
-            vector = search.with_settled(vector, text, settled.cosines, pool,
-                                         just_settled=set(settled.stored))
-            # Counted again: this call and any indexer it waited for stored vectors.
-            pending = indexing.facts_pending_vector(memory.pk, partition)
+            rescored = indexing.rescore_waiting(
+                [hit.fact_id for hit in first], query_vector,
+                facts=settings.ECHO_MEMORY_QUERY_EMBED_FACTS,
+                seconds=settings.ECHO_MEMORY_QUERY_EMBED_SECONDS)
+            vector = search.with_settled(vector, text, rescored.cosines, pool,
+                                         just_embedded=set(rescored.embedded))
         hits = search.fuse(vector, text, args.top_k, mentioned)
         found = len(hits)
         # Paid for before anything is read out for the reply, in a transaction of its own.

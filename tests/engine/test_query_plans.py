@@ -184,14 +184,15 @@ def test_the_indexer_queues_are_read_through_their_index_however_long(engine, ch
         ]:
             cursor.execute("EXPLAIN " + sql, params)
             plans[name] = "\n".join(row[0] for row in cursor.fetchall())
-        # A query settles its own candidates, by primary key.
+        # A query rescores its own candidates and keeps their vectors, by primary key.
         cursor.execute("SELECT array_agg(id) FROM (SELECT id FROM memories_fact LIMIT 100) f")
         ranked = cursor.fetchone()[0]
+        vector = vector_params.halfvec(np.ones(384, dtype=np.float32))
         by_id = {}
         for name, sql, params in [
-            ("settle", indexing.BEST_WAITING, [ranked, ranked, 8]),
-            ("cosines", indexing.SETTLED_COSINES,
-             [vector_params.halfvec(np.ones(384, dtype=np.float32)), ranked]),
+            ("best waiting", indexing.BEST_WAITING, [ranked, ranked, 8]),
+            ("cosines", indexing.MODEL_COSINES, [vector, ranked]),
+            ("keep", indexing.STORE_PROVISIONAL, [ranked[:4], [vector] * 4, ranked[:4]]),
         ]:
             cursor.execute("EXPLAIN " + sql, params)
             by_id[name] = "\n".join(row[0] for row in cursor.fetchall())
