@@ -192,8 +192,9 @@ def _start_worker_services(worker) -> None:
 
     from memories.embeddings import get_embedder
 
-    threading.Thread(target=lambda: get_embedder().warm_quick(), name="echo-int8-warm",
-                     daemon=True).start()
+    if settings.ECHO_MEMORY_QUERY_EMBED_FACTS > 0:
+        threading.Thread(target=lambda: get_embedder().warm_quick(), name="echo-int8-warm",
+                         daemon=True).start()
     if settings.ECHO_MEMORY_INDEXING == "thread":
         from memories.indexing import background
 

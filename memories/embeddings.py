@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import gc
 import json
+import logging
 import math
 import os
 import threading
@@ -430,7 +431,6 @@ class OnnxMiniLMEmbedder(_MiniLMBase):
         on 300 LoCoMo turns with context. Good enough to rank a query's waiting candidates
         by until the indexer stores their settled (float32) vectors; never a settled vector
         itself (docs/engine.md, "Read-your-writes")."""
-        import logging
         import tempfile
 
         import onnx
@@ -477,7 +477,15 @@ class OnnxMiniLMEmbedder(_MiniLMBase):
         if self._quick is None:
             with self._quick_lock:
                 if self._quick is None:
-                    self._quick = self._new_quick_session()
+                    try:
+                        self._quick = self._new_quick_session()
+                    except Exception:
+                        # E.g. no writable temporary directory: the float32 session gives
+                        # the same ranking, only slower, and a query must not fail for it.
+                        logging.getLogger(__name__).exception(
+                            "could not build the int8 model; query_memory rescores waiting "
+                            "facts with the float32 one")
+                        self._quick = self._small
         return self._quick
 
     def warm_quick(self) -> None:

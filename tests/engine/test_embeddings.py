@@ -113,3 +113,28 @@ def test_the_model_is_loaded_once_and_shared_by_threads():
     for thread in threads:
         thread.join()
     assert len({id(embedder) for embedder in seen}) == 1
+
+
+def test_the_int8_copy_ranks_close_to_the_model_and_is_never_the_settled_one():
+    """embed_quick (query_memory's provisional vectors) stays close to the float32 model,
+    and is not so close that it could pass for the settled state."""
+    embedder = get_embedder()
+    quick, settled = embedder.embed_quick(TEXTS), embedder.embed(TEXTS)
+    cosines = (quick * settled).sum(axis=1)
+    assert quick.shape == settled.shape and quick.dtype == np.float32
+    assert np.allclose(np.linalg.norm(quick, axis=1), 1.0, atol=1e-5)
+    assert cosines.min() >= 0.95 and cosines.mean() >= 0.98, cosines
+    assert not np.allclose(quick, settled, atol=1e-4)
+
+
+@pytest.mark.injects_server_fault
+def test_without_an_int8_copy_the_query_rescores_with_the_float32_model(monkeypatch, caplog):
+    embedder = OnnxMiniLMEmbedder()
+
+    def no_temporary_directory(self):
+        raise OSError("[Errno 30] Read-only file system: '/tmp/echo-int8-x'")
+
+    monkeypatch.setattr(OnnxMiniLMEmbedder, "_new_quick_session", no_temporary_directory)
+    quick = embedder.embed_quick(TEXTS[:3])
+    assert np.array_equal(quick, embedder.embed(TEXTS[:3]))
+    assert "could not build the int8 model" in caplog.text
