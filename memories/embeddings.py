@@ -471,6 +471,7 @@ class OnnxMiniLMEmbedder(_MiniLMBase):
             session = ort.InferenceSession(str(target), options,
                                            providers=["CPUExecutionProvider"])
         gc.collect()
+        _return_freed_memory()
         return session
 
     def _quick_session(self) -> Any:
@@ -520,6 +521,18 @@ class OnnxMiniLMEmbedder(_MiniLMBase):
         """Sentence vectors for rows of wordpiece ids of one length (no padding)."""
         feed = {"input_ids": input_ids, "attention_mask": np.ones_like(input_ids)}
         return self._bulk_session().run(["embedding"], feed)[0]
+
+
+def _return_freed_memory() -> None:
+    """Hand the heap that building a model freed back to the system: the int8 build peaks
+    about 270 MB over the float32 model and, left to glibc's arenas, a web worker would
+    keep it (measured: +278 MB resident without this, +10 MB with it)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass  # not glibc: nothing to do
 
 
 def _read_json(path: Path) -> dict[str, Any]:
