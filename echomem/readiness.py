@@ -73,12 +73,13 @@ def model() -> Check:
 MODEL_MISSING = 3
 _MODEL_SELF_TEST = f"""
 import sys
-from memories.embeddings import EmbeddingModelNotInstalled, self_test
+from memories.embeddings import EmbeddingModelNotInstalled, int8_model, self_test
 from memories import first_pass
 try:
-    # The first-pass table too (memories/first_pass.py): built here once per machine, so
-    # that no write waits for it.
-    print(f"{{self_test()}}; first-pass table at {{first_pass.ensure()}}")
+    # The first-pass table and the int8 copy too (memories/first_pass.py, embeddings.py):
+    # built here once per machine, so that no write or query waits for them.
+    print(f"{{self_test()}}; first-pass table at {{first_pass.ensure()}}; "
+          f"int8 copy at {{int8_model()}}")
 except EmbeddingModelNotInstalled as exc:
     print(exc, file=sys.stderr)
     sys.exit({MODEL_MISSING})

@@ -184,8 +184,8 @@ class JsonErrorWorker(ThreadWorker):
 def _start_worker_services(worker) -> None:
     """Each web worker starts its indexer thread at boot, so facts written before a
     restart (or by a worker that died) are embedded without waiting for the next write;
-    and builds, beside its first requests, the int8 model query_memory ranks waiting facts
-    with (a few seconds), so no query pays for it."""
+    and loads, beside its first requests, the int8 model query_memory ranks waiting facts
+    with, so no query pays for it."""
     import threading
 
     from django.conf import settings

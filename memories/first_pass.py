@@ -38,10 +38,7 @@ write; a process that finds none builds it on first use.
 
 from __future__ import annotations
 
-import fcntl
-import hashlib
 import os
-import tempfile
 import threading
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -51,7 +48,7 @@ from pathlib import Path
 import numpy as np
 from pgvector import HalfVector
 
-from memories import vector_params
+from memories import model_cache, vector_params
 
 SIF = 1e-3
 # Wordpieces before this id are [PAD], [unusedN], specials and single characters.
@@ -186,43 +183,16 @@ def _tokenizer():
     return _tokenizers[os.getpid()]
 
 
-def _model_digest() -> str:
-    """Names the model the table was built from: its tokenizer and config, and the
-    weights' size and first megabyte (hashing all 90 MB cost every process a read)."""
-    from memories.embeddings import MODEL_DIR
-
-    sha = hashlib.sha256()
-    for name in ("tokenizer.json", "config.json"):
-        sha.update((MODEL_DIR / name).read_bytes())
-    weights = MODEL_DIR / "model.safetensors"
-    sha.update(str(weights.stat().st_size).encode())
-    with weights.open("rb") as handle:
-        sha.update(handle.read(1 << 20))
-    return sha.hexdigest()[:16]
-
-
 def _cached_path() -> Path:
-    """In the user's cache directory, named by the model it was built from: every install
-    on the machine (a checkout, a wheel in a venv) shares one, and a package folder is
-    never written to."""
-    import platformdirs
-
-    return Path(platformdirs.user_cache_dir("echo-memory")) / f"first_pass_{_model_digest()}.npy"
+    return model_cache.path_of("first_pass", ".npy")
 
 
 def _read_or_build() -> np.ndarray:
-    path = _cached_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    # One process builds; others started meanwhile wait for its file.
-    with open(path.with_suffix(".lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not path.exists():
-            table = _build()
-            with tempfile.NamedTemporaryFile(dir=path.parent, suffix=".npy",
-                                             delete=False) as scratch:
-                np.save(scratch, table)
-            os.replace(scratch.name, path)
-    return np.load(path)
+    def write(scratch: Path) -> None:
+        with scratch.open("wb") as handle:
+            np.save(handle, _build())
+
+    return np.load(model_cache.built_once("first_pass", ".npy", write))
 
 
 def _build() -> np.ndarray:
