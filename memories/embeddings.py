@@ -407,20 +407,25 @@ class OnnxMiniLMEmbedder(_MiniLMBase):
         self._quick: Any = None
         self._quick_lock = threading.Lock()
 
+    def _session_options(self, threads: int) -> Any:
+        ort = self._ort
+        options = ort.SessionOptions()
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        return options
+
     def _new_session(self, threads: int) -> Any:
         ort = self._ort
         model, weights = _build_onnx_model(
             self._load_weights(), heads=self._heads, layers=self._num_layers, eps=self._eps
         )
-        options = ort.SessionOptions()
+        options = self._session_options(threads)
         # ONNX Runtime copies these into the session, so the arrays are not kept: a
         # second session reloads them from disk (~0.1 s) rather than hold 90 MB forever.
         values = [ort.OrtValue.ortvalue_from_numpy(array) for array in weights.values()]
         options.add_external_initializers(list(weights), values)
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        options.intra_op_num_threads = threads
-        options.inter_op_num_threads = 1
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         return ort.InferenceSession(
             model.SerializeToString(), options, providers=["CPUExecutionProvider"]
         )
@@ -431,14 +436,9 @@ class OnnxMiniLMEmbedder(_MiniLMBase):
         its vectors 0.993 mean, 0.973 worst, on 300 LoCoMo turns with context. Good enough
         to rank a query's waiting candidates by until the indexer stores their settled
         (float32) vectors; never a settled vector itself (docs/engine.md, "Read-your-writes")."""
-        ort = self._ort
-        options = ort.SessionOptions()
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        options.intra_op_num_threads = self.query_threads
-        options.inter_op_num_threads = 1
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        session = ort.InferenceSession(str(int8_model(self)), options,
-                                       providers=["CPUExecutionProvider"])
+        session = self._ort.InferenceSession(
+            str(int8_model(self)), self._session_options(self.query_threads),
+            providers=["CPUExecutionProvider"])
         _return_freed_memory()
         return session
 
