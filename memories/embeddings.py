@@ -439,7 +439,6 @@ class OnnxMiniLMEmbedder(_MiniLMBase):
         session = self._ort.InferenceSession(
             str(int8_model(self)), self._session_options(self.query_threads),
             providers=["CPUExecutionProvider"])
-        _return_freed_memory()
         return session
 
     def write_int8_model(self, target: Path) -> None:

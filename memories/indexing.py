@@ -267,6 +267,7 @@ def rescore_waiting(ranked: Sequence, query_vector, *, facts: int, seconds: floa
         # Read second: a fact the indexer stores meanwhile is then ranked by its settled vector.
         cursor.execute(MODEL_COSINES, [vector_params.halfvec(query_vector), ids])
         cosines = {fact_id: float(cosine) for fact_id, cosine in cursor.fetchall()}
+    embedded = [row[0] for row in rows]
     if rows:
         started = time.monotonic()
         vectors = get_embedder().embed_quick(texts)
@@ -275,11 +276,10 @@ def rescore_waiting(ranked: Sequence, query_vector, *, facts: int, seconds: floa
         query = np.asarray(query_vector, dtype=np.float32)
         for row, vector in zip(rows, vectors, strict=True):
             cosines.setdefault(row[0], float(vector @ query))
-        embedded = [row[0] for row in rows]
         with connection.cursor() as cursor:
             cursor.execute(STORE_PROVISIONAL, [
                 embedded, [vector_params.halfvec(vector) for vector in vectors], embedded])
-    return Rescored([row[0] for row in rows], cosines)
+    return Rescored(embedded, cosines)
 
 
 def _claim_within(cursor, seconds: float, sql: str, params: list) -> list[tuple]:
