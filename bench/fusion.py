@@ -5,8 +5,9 @@ the entities the query names); `FusionTap` keeps them. `refuse` then runs the pr
 own `fuse` on them with some of `memories.search`'s constants set otherwise, so a grid
 of fusion settings costs one server round per question instead of one per setting.
 Only the constants `fuse` reads can be varied this way (RRF_K, VECTOR_WEIGHT,
-TEXT_WEIGHT, ENTITY_WEIGHT, VECTOR_FLOOR); the candidate lists themselves (BM25,
-vectors, pool size) are fixed by the run that recorded them.
+TEXT_WEIGHT, ENTITY_WEIGHT, VECTOR_FLOOR, TEXT_COVERAGE_FLOOR, NEIGHBOUR_WEIGHT,
+NEIGHBOUR_SPAN); the candidate lists themselves (BM25, vectors, pool size) are fixed by
+the run that recorded them.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 FUSION_CONSTANTS = ("RRF_K", "VECTOR_WEIGHT", "TEXT_WEIGHT", "ENTITY_WEIGHT", "VECTOR_FLOOR",
-                    "TEXT_COVERAGE_FLOOR")
+                    "TEXT_COVERAGE_FLOOR", "NEIGHBOUR_WEIGHT", "NEIGHBOUR_SPAN")
 
 
 @dataclass

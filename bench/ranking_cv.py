@@ -8,10 +8,11 @@
    does; for every question, the two candidate lists and the named entities that
    query_memory hands to `memories.search.fuse` (bench/fusion.py's tap).
 2. Re-fuse offline: every setting of a grid over the constants fuse reads (RRF_K x
-   TEXT_WEIGHT x ENTITY_WEIGHT x TEXT_COVERAGE_FLOOR; VECTOR_WEIGHT stays 1, since only
-   the ratio of the two weights matters) is applied to the recorded lists with the
-   product's own fuse and scored with recall@10. The scores are cached next to the
-   recording, keyed by the recording, fuse's source and the constants outside the grid,
+   TEXT_WEIGHT x ENTITY_WEIGHT x TEXT_COVERAGE_FLOOR x NEIGHBOUR_WEIGHT; NEIGHBOUR_SPAN
+   stays as the product has it, and VECTOR_WEIGHT 1, since only the ratio of the two
+   weights matters) is applied to the recorded lists with the product's own fuse and
+   scored with recall@10. The scores are cached next to the recording, keyed by the
+   recording, memories/search.py's source and the constants outside the grid,
    so a second run re-fuses only settings it has not scored. `--vary NAME...` lets only
    those constants vary (the others stay as the product has them).
 3. Five folds over both sets at once: fold i holds out LoCoMo conversation i and one
@@ -24,7 +25,7 @@
    two rules: `best` (the highest objective) or `simplest` (the simplest setting within
    one standard error of the best, the error of the per-question paired difference;
    simpler = fewer departures from textbook reciprocal rank fusion: k = 60, equal
-   weights, no entity bonus, every word match voting). Held-out: every question scored
+   weights, no entity or neighbour bonus, every word match voting). Held-out: every question scored
    by the setting its fold chose without seeing it. In-sample: the setting chosen on all
    five folds, scored on all of them. Text and vector alone involve no choice.
 """
@@ -51,8 +52,10 @@ RECORDING = CACHE / "ranking_cv.pickle"
 SCORES = CACHE / "ranking_cv_scores.pickle"
 GRID = {"RRF_K": (5, 10, 20, 60), "TEXT_WEIGHT": (0.5, 0.75, 1.0, 1.25),
         "ENTITY_WEIGHT": (0.0, 0.5, 1.0),
-        "TEXT_COVERAGE_FLOOR": (0.0, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4)}
-TEXTBOOK = {"RRF_K": 60, "TEXT_WEIGHT": 1.0, "ENTITY_WEIGHT": 0.0, "TEXT_COVERAGE_FLOOR": 0.0}
+        "TEXT_COVERAGE_FLOOR": (0.0, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4),
+        "NEIGHBOUR_WEIGHT": (0.0, 0.025, 0.05, 0.1)}
+TEXTBOOK = {"RRF_K": 60, "TEXT_WEIGHT": 1.0, "ENTITY_WEIGHT": 0.0, "TEXT_COVERAGE_FLOOR": 0.0,
+            "NEIGHBOUR_WEIGHT": 0.0}
 FOLDS = 5
 RUNBOOK_FACTS = Path(__file__).resolve().parent / "data/runbooks/facts.jsonl"
 
@@ -69,14 +72,15 @@ def complexity(setting: dict[str, float]) -> tuple[int, float]:
     changed = sum(1 for name, value in full.items() if value != TEXTBOOK[name])
     distance = (abs(math.log(full["RRF_K"] / TEXTBOOK["RRF_K"]))
                 + abs(math.log(full["TEXT_WEIGHT"])) + full["ENTITY_WEIGHT"]
-                + full["TEXT_COVERAGE_FLOOR"])
+                + full["TEXT_COVERAGE_FLOOR"] + full["NEIGHBOUR_WEIGHT"])
     return changed, round(distance, 6)
 
 
 def label(setting: dict[str, float]) -> str:
     full = TEXTBOOK | setting
     return (f"k={full['RRF_K']:g} text={full['TEXT_WEIGHT']:g} "
-            f"entity={full['ENTITY_WEIGHT']:g} floor={full['TEXT_COVERAGE_FLOOR']:g}")
+            f"entity={full['ENTITY_WEIGHT']:g} floor={full['TEXT_COVERAGE_FLOOR']:g} "
+            f"neighbour={full['NEIGHBOUR_WEIGHT']:g}")
 
 
 def relabel(recorded: Recorded, labels: dict[str, str]) -> Recorded:
@@ -207,7 +211,7 @@ def grid_scores(rows: list[dict], grid: list[dict]) -> dict[int, list[float]]:
 
     fuse = search.fuse.inner if hasattr(search.fuse, "inner") else search.fuse
     fixed = {name: getattr(search, name) for name in FUSION_CONSTANTS if name not in GRID}
-    key = hashlib.sha256(RECORDING.read_bytes() + inspect.getsource(fuse).encode()
+    key = hashlib.sha256(RECORDING.read_bytes() + inspect.getsource(search).encode()
                          + repr(fixed).encode()).hexdigest()
     cached = pickle.loads(SCORES.read_bytes()) if SCORES.exists() else {}
     known = cached.get("scores", {}) if cached.get("key") == key else {}

@@ -8,7 +8,8 @@ facts) using per-partition document frequencies kept by the indexer.
 Vectors: the HNSW index with iterative scans, so filtering by memory and
 partition still yields enough neighbours.
 Fusion: weighted reciprocal rank fusion, plus a bonus for facts about an entity the
-query names; a word match votes only when it covers enough of the question.
+query names and a smaller one for facts written beside other candidates; a word match
+votes only when it covers enough of the question.
 """
 
 from __future__ import annotations
@@ -71,6 +72,14 @@ ENTITY_WEIGHT = 0.5
 # Chosen by cross-validation on LoCoMo and the runbooks set together (bench/ranking_cv.py;
 # docs/benchmarks.md, "How the ranking was chosen").
 TEXT_COVERAGE_FLOOR = 0.15
+# Each hit gains this share of the fused score of every other hit written in the same
+# episode at most NEIGHBOUR_SPAN positions away. A turn that answers a question is often
+# next to turns that match it better ("Yes, every weekend!" after "Do you still surf?"),
+# and an incident's fix sits beside its cause; a small nudge lifts such a fact over an
+# equally scored loner. Chosen by the same cross-validation (LoCoMo held out 0.773 to
+# 0.781, runbooks 0.733 to 0.740; docs/benchmarks.md).
+NEIGHBOUR_WEIGHT = 0.05
+NEIGHBOUR_SPAN = 2
 
 
 @dataclass(frozen=True)
@@ -126,6 +135,11 @@ class Window:
         return " AND ".join(clauses), params
 
 
+# The columns after id and score that every candidate query returns, by their names
+# (Corpus.ends gives them those names), in Candidate's order.
+ENDS = "source_id, target_id, episode_id, position"
+
+
 @dataclass(frozen=True)
 class Corpus:
     """What a search reads: a table with memory_id, partition, embedding, search_vector and
@@ -148,7 +162,7 @@ class Corpus:
 # without them a conversation just written had no statistics at all, and words alone found
 # 0.525 of LoCoMo's evidence in the top 10 instead of 0.637.
 FACTS = Corpus(
-    table="memories_fact", ends="f.source_id, f.target_id",
+    table="memories_fact", ends="f.source_id, f.target_id, f.episode_id, f.position",
     stats=("WITH waiting AS MATERIALIZED (SELECT f.search_vector FROM memories_fact f "
            "WHERE f.memory_id = %(memory)s AND f.partition = %(partition)s "
            "AND f.embedding IS NULL ORDER BY f.created_at DESC, f.position DESC "
@@ -167,7 +181,8 @@ FACTS = Corpus(
            "AND c.partition = %(partition)s"),
 )
 NOTES = Corpus(
-    table="memories_note", ends="NULL::uuid AS source_id, NULL::uuid AS target_id",
+    table="memories_note", ends=("NULL::uuid AS source_id, NULL::uuid AS target_id, "
+                                 "NULL::uuid AS episode_id, NULL::int AS position"),
     stats=("SELECT q.lexeme, (SELECT count(*) FROM memories_note n WHERE n.memory_id = "
            "%(memory)s AND n.partition = %(partition)s AND n.search_vector @@ "
            "quote_literal(q.lexeme)::tsquery), c.documents, c.tokens FROM "
@@ -198,6 +213,9 @@ class Candidate(NamedTuple):
     # Word matches only: the BM25 score over what a document of average length holding
     # every query word would score, i.e. about the share of the query's weight matched.
     coverage: float | None = None
+    # Where the fact was written (facts only; notes have no episode).
+    episode_id: uuid.UUID | None = None
+    position: int | None = None
 
 
 @dataclass
@@ -234,13 +252,13 @@ def vector_candidates(
             # The inner LIMIT keeps the sort off the HNSW index, and bounds the work should
             # the partition's count ever fall behind it.
             near = ("SELECT * FROM (SELECT f.id, f.embedding <=> %s::halfvec AS distance, "
-                    "f.source_id, f.target_id FROM memories_fact f WHERE f.memory_id = %s "
+                    f"{corpus.ends} FROM memories_fact f WHERE f.memory_id = %s "
                     f"AND f.partition = %s AND f.embedding IS NOT NULL AND {where} LIMIT %s) e "
                     "ORDER BY e.distance LIMIT %s")
             near_params = [query, memory_id, partition, *params, 2 * EXACT_SEARCH_MAX, limit]
         if corpus is not FACTS:
             cursor.execute(f"WITH near AS MATERIALIZED ({near}) "
-                           "SELECT id, 1 - distance, source_id, target_id FROM near "
+                           f"SELECT id, 1 - distance, {ENDS} FROM near "
                            "ORDER BY distance", near_params)
         else:
             # Facts still waiting for the indexer compete with their first-pass vectors,
@@ -252,17 +270,18 @@ def vector_candidates(
                 f"WITH near AS MATERIALIZED ({near}), "
                 "waiting AS MATERIALIZED (SELECT id, CASE WHEN first_pass_from_model "
                 "THEN 1 - distance ELSE %s::float8 * (1 - distance) + %s::float8 END AS score, "
-                "source_id, target_id FROM (SELECT f.id, f.first_pass_embedding <=> %s::halfvec "
-                "AS distance, f.first_pass_from_model, f.source_id, f.target_id "
+                f"{ENDS} FROM (SELECT f.id, f.first_pass_embedding <=> %s::halfvec "
+                f"AS distance, f.first_pass_from_model, {corpus.ends} "
                 "FROM memories_fact f WHERE f.memory_id = %s AND f.partition = %s "
                 f"AND f.embedding IS NULL AND {where} "
                 "ORDER BY f.created_at DESC, f.position DESC LIMIT %s) w "
                 "WHERE distance IS NOT NULL ORDER BY score DESC LIMIT %s) "
-                "SELECT id, 1 - distance, source_id, target_id FROM near UNION ALL "
-                "SELECT id, score, source_id, target_id FROM waiting ORDER BY 2 DESC LIMIT %s",
+                f"SELECT id, 1 - distance, {ENDS} FROM near UNION ALL "
+                f"SELECT id, score, {ENDS} FROM waiting ORDER BY 2 DESC LIMIT %s",
                 [*near_params, first_pass.CALIBRATION_SCALE, first_pass.CALIBRATION_OFFSET,
                  query, memory_id, partition, *params, FIRST_PASS_SCAN, limit, limit])
-        return [Candidate(row[0], float(row[1]), row[2], row[3]) for row in cursor.fetchall()]
+        return [Candidate(row[0], float(row[1]), row[2], row[3], None, row[4], row[5])
+                for row in cursor.fetchall()]
 
 
 def text_candidates(
@@ -301,8 +320,8 @@ def text_candidates(
             # float8 throughout: psycopg sends Python floats as numeric, whose arithmetic
             # cost more than the matching itself.
             f"SELECT f.id, ({score_terms}) * %s::float8 / (1 + %s::float8 * (1 - %s::float8 "
-            "+ %s::float8 * length(f.search_vector) / %s::float8)) AS score, f.source_id, "
-            "f.target_id FROM candidates f ORDER BY score DESC, f.created_at DESC LIMIT %s")
+            "+ %s::float8 * length(f.search_vector) / %s::float8)) AS score, "
+            f"{ENDS} FROM candidates f ORDER BY score DESC, f.created_at DESC LIMIT %s")
         rows = []
         for candidate_filter in _candidate_filters(terms):
             cursor.execute(statement, [
@@ -314,8 +333,8 @@ def text_candidates(
         # With term frequency 1 and average length the BM25 factor is 1, so this is the
         # score of a document that holds every word of the query.
         whole = sum(weights.values()) or 1.0
-        return [Candidate(row[0], float(row[1]), row[2], row[3], float(row[1]) / whole)
-                for row in rows]
+        return [Candidate(row[0], float(row[1]), row[2], row[3], float(row[1]) / whole,
+                          row[4], row[5]) for row in rows]
 
 
 def _candidate_filters(terms: list[tuple[str, int]]) -> list[str]:
@@ -419,6 +438,9 @@ def fuse(
         for fact_id, is_subject in subjects.items():
             if is_subject:
                 hits[fact_id].fused += ENTITY_WEIGHT / (RRF_K + 1)
+    if NEIGHBOUR_WEIGHT:
+        _add_neighbour_bonus(hits, {c.fact_id: (c.episode_id, c.position)
+                                    for c in (*vector, *text) if c.episode_id is not None})
     # On equal fused scores the word match goes first: a first place in the word list is
     # right more often than one in the vector list (LoCoMo recall@1 0.349 against 0.218).
     ranked = sorted(hits.values(),
@@ -426,3 +448,18 @@ def fuse(
     for rank, hit in enumerate(ranked, start=1):
         hit.rank = rank
     return ranked
+
+
+def _add_neighbour_bonus(hits: dict[uuid.UUID, Hit], place: dict) -> None:
+    """NEIGHBOUR_WEIGHT x the fused score of each hit from the same episode at most
+    NEIGHBOUR_SPAN positions away, every bonus taken from the scores before any is added."""
+    by_episode: dict[uuid.UUID, list[tuple[int, float, uuid.UUID]]] = {}
+    for fact_id, (episode_id, position) in place.items():
+        by_episode.setdefault(episode_id, []).append((position, hits[fact_id].fused, fact_id))
+    for members in by_episode.values():
+        if len(members) < 2:
+            continue
+        for position, _, fact_id in members:
+            near = sum(fused for other, fused, other_id in members
+                       if other_id != fact_id and abs(other - position) <= NEIGHBOUR_SPAN)
+            hits[fact_id].fused += NEIGHBOUR_WEIGHT * near

@@ -233,3 +233,74 @@ def test_a_word_match_on_an_incidental_word_gets_no_vote(team, monkeypatch):
     # The floor is what holds it there: with every word match voting, one of them wins.
     monkeypatch.setattr(search, "TEXT_COVERAGE_FLOOR", 0.0)
     assert top(team, question, top_k=3)[0] in incidental
+
+
+def test_a_fact_next_to_good_matches_outranks_an_equally_scored_loner(monkeypatch):
+    import uuid
+
+    from memories import search
+    from memories.search import Candidate, fuse
+
+    episode, other = uuid.uuid4(), uuid.uuid4()
+    ends = (uuid.uuid4(), uuid.uuid4())
+    ids = {name: uuid.uuid4() for name in ("question", "answer", "far", "loner", "elsewhere")}
+
+    def at(name, score, episode_id, position):
+        return Candidate(ids[name], score, *ends, None, episode_id, position)
+
+    # "answer" (position 2) sits beside "question" (position 1), the best match; "loner" is
+    # alone in its episode; "far" is three places from anything; "elsewhere" has the
+    # answer's position in another episode. Without the bonus "loner" beats "answer".
+    # Seven fillers between them, each from an episode of its own: near the tenth place a
+    # rank is worth less than the nudge, near the first it is worth more.
+    fillers = [Candidate(uuid.uuid4(), 0.8 - i / 100, *ends, None, uuid.uuid4(), 0)
+               for i in range(7)]
+    vector = [at("question", 0.9, episode, 1), *fillers, at("loner", 0.5, other, 7),
+              at("answer", 0.45, episode, 2), at("far", 0.4, episode, 5)]
+    text = [at("elsewhere", 6.0, uuid.uuid4(), 2)]
+    names = {v: k for k, v in ids.items()}
+
+    def order():
+        return [names.get(h.fact_id, "filler") for h in fuse(vector, text, top_k=20)]
+
+    monkeypatch.setattr(search, "NEIGHBOUR_WEIGHT", 0.0)
+    plain = order()
+    assert plain.index("loner") < plain.index("answer")
+    monkeypatch.setattr(search, "NEIGHBOUR_WEIGHT", 0.05)
+    nudged = order()
+    assert nudged.index("answer") < nudged.index("loner")
+    fused = {names.get(h.fact_id, "filler"): h.fused for h in fuse(vector, text, top_k=20)}
+    rrf = 1 / (search.RRF_K + 1)
+    # Each bonus comes from the scores before any bonus: the two neighbours lift each other
+    # by a twentieth of the other's own vote; "far" and the other episodes gain nothing.
+    assert fused["question"] == pytest.approx(rrf + 0.05 / (search.RRF_K + 10))
+    assert fused["answer"] == pytest.approx(1 / (search.RRF_K + 10) + 0.05 * rrf)
+    assert fused["far"] == pytest.approx(1 / (search.RRF_K + 11))
+    assert fused["elsewhere"] == pytest.approx(rrf)
+    # Notes (no episode) are fused as before.
+    assert fuse([Candidate(ids["far"], 0.4, *ends)], [], top_k=1)[0].fused == \
+        pytest.approx(rrf)
+
+
+def test_candidates_carry_where_each_fact_was_written(team):
+    from memories import search
+    from memories.embeddings import get_embedder
+    from memories.selectors import memory_for
+
+    memory = memory_for(team.principal)
+    written = {f.pk: (f.episode_id, f.position) for f in Fact.objects.filter(memory=memory)}
+    assert sorted(p for _, p in written.values()) == [0, 1, 2, 3, 4]
+    vector = search.vector_candidates(memory.pk, "shared", get_embedder().embed(
+        ["Who went trekking in the mountains?"])[0], 50, search.Window(), exact=True)
+    text = search.text_candidates(memory.pk, "shared", "Postgres Kyoto", 50, search.Window())
+    # And a waiting fact, read by its first-pass vector.
+    team.write(session_id="s2", entities=TEAM, facts=[
+        fact("Alice", "Kyoto", "visited", "Alice toured the temples of Kyoto in autumn")])
+    waiting = Fact.objects.get(fact__startswith="Alice toured")
+    assert waiting.embedding is None
+    pending = search.vector_candidates(memory.pk, "shared", get_embedder().embed(
+        ["temples in autumn"])[0], 50, search.Window())
+    written[waiting.pk] = (waiting.episode_id, waiting.position)
+    for found in (vector, text, pending):
+        assert found and all((c.episode_id, c.position) == written[c.fact_id] for c in found)
+    assert waiting.pk in {c.fact_id for c in pending}
