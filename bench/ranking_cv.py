@@ -25,9 +25,10 @@
    two rules: `best` (the highest objective) or `simplest` (the simplest setting within
    one standard error of the best, the error of the per-question paired difference;
    simpler = fewer departures from textbook reciprocal rank fusion: k = 60, equal
-   weights, no entity or neighbour bonus, every word match voting). Held-out: every question scored
-   by the setting its fold chose without seeing it. In-sample: the setting chosen on all
-   five folds, scored on all of them. Text and vector alone involve no choice.
+   weights, no entity or neighbour bonus, every word match voting). Held-out: every
+   question scored by the setting its fold chose without seeing it. In-sample: the
+   setting chosen on all five folds, scored on all of them. Text and vector alone involve
+   no choice.
 """
 
 from __future__ import annotations

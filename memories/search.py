@@ -135,9 +135,10 @@ class Window:
         return " AND ".join(clauses), params
 
 
-# The columns after id and score that every candidate query returns, by their names
-# (Corpus.ends gives them those names), in Candidate's order.
-ENDS = "source_id, target_id, episode_id, position"
+# The columns after id and score that every candidate query returns, by name (Corpus.ends
+# gives them these names); `_candidate` reads them back by the same names.
+ENDS_COLUMNS = ("source_id", "target_id", "episode_id", "position")
+ENDS = ", ".join(ENDS_COLUMNS)
 
 
 @dataclass(frozen=True)
@@ -218,6 +219,12 @@ class Candidate(NamedTuple):
     position: int | None = None
 
 
+def _candidate(row: tuple, coverage: float | None = None) -> Candidate:
+    """A candidate from a row of (id, score, *ENDS_COLUMNS)."""
+    return Candidate(row[0], float(row[1]), coverage=coverage,
+                     **dict(zip(ENDS_COLUMNS, row[2:], strict=True)))
+
+
 @dataclass
 class Hit:
     fact_id: uuid.UUID
@@ -280,8 +287,7 @@ def vector_candidates(
                 f"SELECT id, score, {ENDS} FROM waiting ORDER BY 2 DESC LIMIT %s",
                 [*near_params, first_pass.CALIBRATION_SCALE, first_pass.CALIBRATION_OFFSET,
                  query, memory_id, partition, *params, FIRST_PASS_SCAN, limit, limit])
-        return [Candidate(row[0], float(row[1]), row[2], row[3], None, row[4], row[5])
-                for row in cursor.fetchall()]
+        return [_candidate(row) for row in cursor.fetchall()]
 
 
 def text_candidates(
@@ -333,8 +339,7 @@ def text_candidates(
         # With term frequency 1 and average length the BM25 factor is 1, so this is the
         # score of a document that holds every word of the query.
         whole = sum(weights.values()) or 1.0
-        return [Candidate(row[0], float(row[1]), row[2], row[3], float(row[1]) / whole,
-                          row[4], row[5]) for row in rows]
+        return [_candidate(row, coverage=float(row[1]) / whole) for row in rows]
 
 
 def _candidate_filters(terms: list[tuple[str, int]]) -> list[str]:
@@ -453,13 +458,8 @@ def fuse(
 def _add_neighbour_bonus(hits: dict[uuid.UUID, Hit], place: dict) -> None:
     """NEIGHBOUR_WEIGHT x the fused score of each hit from the same episode at most
     NEIGHBOUR_SPAN positions away, every bonus taken from the scores before any is added."""
-    by_episode: dict[uuid.UUID, list[tuple[int, float, uuid.UUID]]] = {}
+    before = {spot: hits[fact_id].fused for fact_id, spot in place.items()}
+    offsets = [d for d in range(-NEIGHBOUR_SPAN, NEIGHBOUR_SPAN + 1) if d]
     for fact_id, (episode_id, position) in place.items():
-        by_episode.setdefault(episode_id, []).append((position, hits[fact_id].fused, fact_id))
-    for members in by_episode.values():
-        if len(members) < 2:
-            continue
-        for position, _, fact_id in members:
-            near = sum(fused for other, fused, other_id in members
-                       if other_id != fact_id and abs(other - position) <= NEIGHBOUR_SPAN)
-            hits[fact_id].fused += NEIGHBOUR_WEIGHT * near
+        near = sum(before.get((episode_id, position + d), 0.0) for d in offsets)
+        hits[fact_id].fused += NEIGHBOUR_WEIGHT * near

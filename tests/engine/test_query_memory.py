@@ -277,9 +277,10 @@ def test_a_fact_next_to_good_matches_outranks_an_equally_scored_loner(monkeypatc
     assert fused["answer"] == pytest.approx(1 / (search.RRF_K + 10) + 0.05 * rrf)
     assert fused["far"] == pytest.approx(1 / (search.RRF_K + 11))
     assert fused["elsewhere"] == pytest.approx(rrf)
-    # Notes (no episode) are fused as before.
-    assert fuse([Candidate(ids["far"], 0.4, *ends)], [], top_k=1)[0].fused == \
-        pytest.approx(rrf)
+    # Notes (no episode) are fused as before, side by side or not.
+    notes = fuse([Candidate(ids["far"], 0.4, *ends), Candidate(ids["loner"], 0.3, *ends)], [],
+                 top_k=2)
+    assert [h.fused for h in notes] == pytest.approx([rrf, 1 / (search.RRF_K + 2)])
 
 
 def test_candidates_carry_where_each_fact_was_written(team):
