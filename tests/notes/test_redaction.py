@@ -245,8 +245,8 @@ def test_the_screen_finds_what_a_case_blind_search_finds(text):
                                    "fact", "relation_type"])
 def test_a_secret_anywhere_in_an_episode_is_redacted(place):
     """The one-search screen reads every text the per-text redaction would clean."""
+    from memories.free_text import redacted
     from memories.schemas import WriteEpisodeArgs, parse
-    from memories.services import redacted_episode
 
     secret = J(["gh", "p_", "a1B2c3D4" * 4, "e5F6"])
     name = f"Vault {secret}" if place == "entity name" else "Vault"
@@ -260,6 +260,6 @@ def test_a_secret_anywhere_in_an_episode_is_redacted(place):
                    "relation_type": secret if place == "relation_type" else "serves",
                    "fact": secret if place == "fact" else "the vault serves billing",
                    "confidence": "extracted"}]})
-    cleaned, count = redacted_episode(Redactor(), args)
+    cleaned, count = redacted(Redactor(), args)
     assert count >= 1
     assert secret not in cleaned.model_dump_json()
