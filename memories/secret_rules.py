@@ -162,10 +162,10 @@ LOCAL_RULES: tuple[SecretRule, ...] = (
     _rule("google-api-key", r"AIza[0-9A-Za-z_-]{35}", r"aiza"),
     _rule("echo-memory-key", r"em_[0-9a-f]{12}_[A-Za-z0-9_-]{43}", r"em_"),
     _rule("bearer-token", r"\b[Bb]earer\s+([A-Za-z0-9._~+/-]{16,}=*)", r"bearer", group=1),
-    # `scheme://user:password@host`; the user may be empty (redis://:pw@host) and the
-    # password may hold `@` (the last one before the host ends it). Bounded, so a long
-    # run after `://` with no `@` costs little.
-    _rule("url-password", r"\b[A-Za-z][A-Za-z0-9+.-]{0,30}://[^/\s:@]{0,256}:([^/\s]{1,256})@",
+    # `scheme://user:password@host`, whatever the scheme is glued to; the user may be
+    # empty (redis://:pw@host) and the password may hold `@` (the last one before the
+    # host ends it). Bounded, so a long run after `://` with no `@` costs little.
+    _rule("url-password", r"://[^/\s:@]{0,256}:([^/\s]{1,256})@",
           r"://", group=1),
     # `password=...`, `API_KEY: "..."`, `"secret": "..."`: quoted values whole, unquoted
     # ones up to whitespace or a separator.
