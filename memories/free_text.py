@@ -35,11 +35,20 @@ def redacted(redactor: Redactor, args: BaseModel) -> tuple[BaseModel, int]:
     """`args` with every free-text string redacted, and how many secrets were replaced.
 
     A text that appears in several places (an entity's name and the facts that name it)
-    is counted once. A text that grows past its field's length once redacted is cut to it
-    (the secret is gone either way); the arguments are validated again, so names that
-    redaction made equal are one entity, as if the agent had written them so.
+    is counted once, and stays one text: if redaction makes it longer than the shortest
+    field it stands in, it is cut to that length everywhere (the secret is gone either
+    way). The arguments are then validated again, so names that redaction made equal are
+    one entity, as if the agent had written them so.
     """
-    if redactor.leaves_alone(free_texts(args)):
+    limits: dict[str, int | None] = {}
+
+    def note(text: str, most: int | None) -> str:
+        known = limits.get(text)
+        limits[text] = most if known is None else known if most is None else min(known, most)
+        return text
+
+    _walk(args, type(args), [], note)
+    if redactor.leaves_alone(limits):
         return args, 0
     seen: dict[str, str] = {}
     total = 0
@@ -47,10 +56,11 @@ def redacted(redactor: Redactor, args: BaseModel) -> tuple[BaseModel, int]:
     def clean(text: str, most: int | None) -> str:
         nonlocal total
         if text not in seen:
-            seen[text], count = redactor.text(text)
+            value, count = redactor.text(text)
             total += count
-        value = seen[text]
-        return value[:most] if most is not None else value
+            shortest = limits[text]
+            seen[text] = value if shortest is None else value[:shortest]
+        return seen[text]
 
     data = _walk(args, type(args), [], clean)
     if not total:
