@@ -12,8 +12,9 @@ append-only trigger allows (`ERASE`); the digest stays, so the chain verifies, a
 the salt the digest cannot be used to confirm a guessed text. Verification checks
 every remaining payload against its digest, and refuses an erased event that no later
 erasure event accounts for: a `memory.deleted` of its memory (every event of the memory
-before it), or a `memory.forgotten` of its memory whose payload lists its seq (the forget
-tool erases only the events that carry the forgotten objects' text, memories/forget.py).
+before it), or a `memory.forgotten` (or `secrets.erased`) of its memory whose payload
+lists its seq (the forget tool erases only the events that carry the forgotten objects'
+text, memories/forget.py; migration 0018 those that held a secret).
 Format 1 (hashing before/after directly) is what chains written before migration 0008
 used; that migration verified and converted them.
 

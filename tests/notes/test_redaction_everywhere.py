@@ -316,3 +316,19 @@ def test_a_recall_saves_note_and_session_id_never_reach_the_audit_page_or_its_ex
         assert "recall_save.recorded" in body
         assert secret not in html.unescape(body) and session not in html.unescape(body)
     assert saved["redacted"] == 2
+
+
+def test_what_a_request_adds_to_the_arguments_is_redacted_too(client, alice, mcp_for):
+    """The X-Echo-Project header fills `project` before the entry point, and the MCP
+    client's name is stored with its session: neither keeps a secret."""
+    token = EVERY_KIND[3]
+    response = rest(client, alice, "memory_save", {"title": "Header", "what": "From a header"},
+                    **{"X-Echo-Project": f"ops-{token[1]}"})
+    assert response.status_code == 200, response.content
+    assert response.json()["redacted"] == 1
+    agent = mcp_for(alice, initialize=False)
+    reply = agent.request("initialize", {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": f"agent {token[1]}", "version": f"1 {token[1]}"}})
+    assert reply.status_code == 200
+    assert _secrets_in(database_text()) == []
