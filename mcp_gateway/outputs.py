@@ -103,7 +103,8 @@ class WriteEpisodeResult(_Out):
     units: int
     message: str
     redacted: int = Field(default=0, description="Secrets replaced by [REDACTED:<kind>] in "
-                                                 "facts and entity names before storing.")
+                                                 "the episode's text (facts, names, "
+                                                 "session_id, project) before storing.")
 
 
 class _Read(_Out):
@@ -204,6 +205,8 @@ class RecordRecallSaveResult(_Out):
     reader: Party
     memory: str
     units: int
+    redacted: int = Field(default=0, description="Secrets replaced by [REDACTED:<kind>] in "
+                                                 "note and session_id before storing.")
 
 
 class Actor(_Out):
@@ -259,7 +262,8 @@ class MemorySaveResult(_Out):
     version: int
     warnings: list[str] = Field(description="What would make a decision or bug note useful "
                                             "later; the note is saved regardless.")
-    redacted: int = Field(description="Secrets replaced by [REDACTED:<kind>] before storing.")
+    redacted: int = Field(default=0, description="Secrets replaced by [REDACTED:<kind>] "
+                                                 "before storing.")
     memory: str
     scope: str
     units: int

@@ -20,6 +20,7 @@ from accounts.principal import Principal
 from echomem.short_memory import ShortMemory
 from mcp_gateway.jsonrpc import RpcError
 from mcp_gateway.models import McpSession
+from memories.redaction import redactor_for
 
 # Sliding expiry without a write per request: last_seen_at moves at most once a minute.
 TOUCH_RESOLUTION = timedelta(minutes=1)
@@ -49,10 +50,14 @@ def session_open(principal: Principal, *, protocol_version: str,
     # Housekeeping rides on initialize: this owner's idle sessions are of no use to anyone.
     McpSession.objects.filter(owner=owner, last_seen_at__lt=now - _idle_limit()).delete()
     info = client_info if isinstance(client_info, dict) else {}
+    # The client's own words, stored: redacted like a tool call's free text.
+    redactor = redactor_for(principal.account_id)
+    name, _ = redactor.text(str(info.get("name", "")))
+    version, _ = redactor.text(str(info.get("version", "")))
     return McpSession.objects.create(
         id=secrets.token_urlsafe(32), owner=owner, account_id=principal.account_id,
-        protocol_version=protocol_version, client_name=str(info.get("name", ""))[:200],
-        client_version=str(info.get("version", ""))[:100], last_seen_at=now,
+        protocol_version=protocol_version, client_name=name[:200],
+        client_version=version[:100], last_seen_at=now,
     )
 
 

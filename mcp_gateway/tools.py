@@ -22,7 +22,8 @@ from echomem import log_context, metrics
 from echomem.db import timeouts_refused
 from echomem.request_context import NO_CONTEXT, RequestContext
 from mcp_gateway import outputs
-from memories import causal, episodes, forget, note_reads, notes, selectors, services
+from memories import causal, episodes, forget, free_text, note_reads, notes, selectors, services
+from memories.redaction import redactor_for
 from memories.schemas import (
     ForgetArgs,
     GetAuditLogArgs,
@@ -238,14 +239,24 @@ TOOLS: dict[str, Tool] = {tool.name: tool for tool in [
 
 def call_tool(principal: Principal, tool: Tool, arguments: dict[str, Any] | None,
               context: RequestContext = NO_CONTEXT) -> dict:
-    """Validate and run (the engine charges units inside its own transactions); the reply
-    as plain JSON values. Raises EchoError subclasses. Counted and timed per tool and
-    outcome (echomem/metrics.py); every log line of the call names the tool."""
+    """Validate, redact and run (the engine charges units inside its own transactions); the
+    reply as plain JSON values. Raises EchoError subclasses. Counted and timed per tool and
+    outcome (echomem/metrics.py); every log line of the call names the tool.
+
+    Every call's free text is redacted here, once, before the tool sees it
+    (memories/free_text.py): no tool redacts on its own. An output that declares
+    `redacted` reports how many secrets were replaced."""
     log_context.bind(tool=tool.name)
     with metrics.tool_call(tool.name):
         args = parse(tool.args, context.fill(tool.context_defaults, arguments))
+        args, redacted = free_text.redacted(redactor_for(principal.account_id), args)
         with timeouts_refused():
             output = tool.run(principal, args)
+        if "redacted" in tool.output.model_fields:
+            output = output | {"redacted": redacted}
+            if redacted and isinstance(output.get("message"), str):
+                output["message"] += (f" {redacted} secret(s) in the arguments were replaced "
+                                      "by [REDACTED:<kind>] first.")
         return json.loads(json.dumps(output, cls=DjangoJSONEncoder))
 
 

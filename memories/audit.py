@@ -12,10 +12,18 @@ append-only trigger allows (`ERASE`); the digest stays, so the chain verifies, a
 the salt the digest cannot be used to confirm a guessed text. Verification checks
 every remaining payload against its digest, and refuses an erased event that no later
 erasure event accounts for: a `memory.deleted` of its memory (every event of the memory
-before it), or a `memory.forgotten` of its memory whose payload lists its seq (the forget
-tool erases only the events that carry the forgotten objects' text, memories/forget.py).
+before it), or a `memory.forgotten` (or `secrets.erased`) of its memory whose payload
+lists its seq (the forget tool erases only the events that carry the forgotten objects'
+text, memories/forget.py; migration 0018 those that held a secret).
 Format 1 (hashing before/after directly) is what chains written before migration 0008
 used; that migration verified and converted them.
+
+Format 3 (events written since migration 0018) moves the event's `session_id` from the
+metadata into the salted payload digest: it is the agent's free text too, so erasure
+blanks it with the before/after. Events of formats 1 and 2 stay as they are; one chain
+holds events of several formats, each checked by its own rule. Migration 0018 resealed
+the events whose session_id held a secret as format 3, so that it could erase it
+(memories/stored_secrets.py).
 """
 
 from __future__ import annotations
@@ -41,13 +49,17 @@ from memories import bulk
 from memories.models import AuditChainHead, AuditEvent, Memory
 
 GENESIS = "0" * 64
-FORMAT = 2
+FORMAT = 3
 # The events that account for erased events: `memory.deleted` for every event of its
 # memory before it; `memory.forgotten` for the seqs its payload lists under ERASED_SEQS.
 MEMORY_DELETED = "memory.deleted"
 MEMORY_FORGOTTEN = "memory.forgotten"
 ERASED_SEQS = "erased_seqs"
-ERASURE_ACTIONS = frozenset({MEMORY_DELETED, MEMORY_FORGOTTEN})
+# Secrets found in stored events (migration 0018) are erased like forgotten facts: the
+# event lists the seqs it erased.
+SECRETS_ERASED = "secrets.erased"
+LISTING_ERASURES = frozenset({MEMORY_FORGOTTEN, SECRETS_ERASED})
+ERASURE_ACTIONS = frozenset({MEMORY_DELETED, *LISTING_ERASURES})
 # A recall save's event names its fact in `after.fact_id` (and its note may quote it).
 RECALL_SAVED = "recall_save.recorded"
 # Account-level events (team, keys, memories' lifecycle) carry no graph partition, so the
@@ -78,7 +90,14 @@ def _metadata(event: AuditEvent) -> dict[str, Any]:
 
 
 def payload_digest(salt: str, before: Any, after: Any) -> str:
+    """Format 2's payload: before and after."""
     body = _canonical({"before": before, "after": after})
+    return hashlib.sha256((salt + body).encode()).hexdigest()
+
+
+def payload_digest_v3(salt: str, before: Any, after: Any, session_id: str) -> str:
+    """Format 3's payload: before, after and the session id."""
+    body = _canonical({"before": before, "after": after, "session_id": session_id})
     return hashlib.sha256((salt + body).encode()).hexdigest()
 
 
@@ -93,9 +112,22 @@ def digest_v2(prev_hash: str, event: AuditEvent) -> str:
     return hashlib.sha256((prev_hash + body).encode()).hexdigest()
 
 
+def digest_v3(prev_hash: str, event: AuditEvent | NewEvent) -> str:
+    metadata = _metadata(event)
+    del metadata["session_id"]  # committed to by the payload digest
+    body = _canonical({**metadata, "format": 3, "payload": event.payload_digest})
+    return hashlib.sha256((prev_hash + body).encode()).hexdigest()
+
+
+def chain_digest(prev_hash: str, event: AuditEvent | NewEvent) -> str:
+    """The event's hash in its own format."""
+    return {1: digest_v1, 2: digest_v2, 3: digest_v3}[event.format](prev_hash, event)
+
+
 def seal(event: AuditEvent, prev_hash: str) -> str:
-    """Give an event converted to format 2 a salt, its payload digest and its hash."""
-    event.format = FORMAT
+    """Give an event converted to format 2 a salt, its payload digest and its hash
+    (migration 0008)."""
+    event.format = 2
     event.salt = secrets.token_hex(16)
     event.payload_digest = payload_digest(event.salt, event.before, event.after)
     event.prev_hash = prev_hash
@@ -106,11 +138,16 @@ def seal(event: AuditEvent, prev_hash: str) -> str:
 def _intact(prev_hash: str, event: AuditEvent) -> bool:
     if event.format == 1:
         return digest_v1(prev_hash, event) == event.hash
+    if event.format not in (2, 3) or chain_digest(prev_hash, event) != event.hash:
+        return False
     if event.salt is None:
-        erased = event.before is None and event.after is None and event.erased_at is not None
-        return erased and digest_v2(prev_hash, event) == event.hash
-    return (payload_digest(event.salt, event.before, event.after) == event.payload_digest
-            and digest_v2(prev_hash, event) == event.hash)
+        # Erased: no text left, and in format 3 no session id (nothing commits to it).
+        return (event.before is None and event.after is None and event.erased_at is not None
+                and (event.format == 2 or event.session_id == ""))
+    if event.format == 2:
+        return payload_digest(event.salt, event.before, event.after) == event.payload_digest
+    return payload_digest_v3(event.salt, event.before, event.after,
+                             event.session_id) == event.payload_digest
 
 
 @dataclass(slots=True)
@@ -194,7 +231,7 @@ def new_events(
             holder_id=principal.holder_id, tool=principal.tool, key_id=principal.key_id,
             before=before, after=after, created_at=None,
             before_text=before_text, after_text=after_text,
-            salt=salt, payload_digest=payload_digest(salt, before, after),
+            salt=salt, payload_digest=payload_digest_v3(salt, before, after, session_id),
         ))
     return events
 
@@ -217,7 +254,7 @@ def append(events: list[NewEvent]) -> list[NewEvent]:
     for event in events:
         seq += 1
         event.seq, event.created_at, event.prev_hash = seq, now, prev
-        event.hash = prev = digest_v2(prev, event)
+        event.hash = prev = digest_v3(prev, event)
     bulk.execute(*bulk.combine([
         bulk.Statement("UPDATE memories_auditchainhead SET seq = %s, hash = %s "
                        "WHERE account_id = %s", [seq, prev, account_id]),
@@ -269,11 +306,11 @@ def verify_events(events: Iterable[AuditEvent], *, after_seq: int = 0,
         broken = event.seq != expected_seq or event.prev_hash != prev
         if broken or not _intact(prev, event):
             return ChainCheck(False, expected_seq, expected_seq - 1, prev)
-        if event.format == FORMAT and event.salt is None:
+        if event.format >= 2 and event.salt is None:
             unaccounted.setdefault(event.memory_id, array("q")).append(event.seq)
         if event.action == MEMORY_DELETED:
             unaccounted.pop(event.memory_id, None)
-        elif event.action == MEMORY_FORGOTTEN and event.memory_id in unaccounted:
+        elif event.action in LISTING_ERASURES and event.memory_id in unaccounted:
             listed = set((event.after or {}).get(ERASED_SEQS) or [])
             left = array("q", (seq for seq in unaccounted[event.memory_id]
                                if seq not in listed))
@@ -368,10 +405,10 @@ def erase_object_events(*, account_id: int, memory_id: int, partition: str,
         return sorted(row[0] for row in cursor.fetchall())
 
 
-# The one UPDATE the append-only trigger allows (migration 0008): text and salt go, nothing
-# else about the event changes.
+# The one UPDATE the append-only trigger allows (migrations 0008 and 0018): text and salt
+# go (and, from format 3 on, the session id), nothing else about the event changes.
 ERASE = ("UPDATE memories_auditevent SET before = NULL, after = NULL, salt = NULL, "
-         "erased_at = now()")
+         "erased_at = now(), session_id = CASE WHEN format >= 3 THEN '' ELSE session_id END")
 
 
 @contextmanager

@@ -253,9 +253,10 @@ class AuditEvent(models.Model):
     created_at = models.DateTimeField()
     prev_hash = models.CharField(max_length=64)
     hash = models.CharField(max_length=64)
-    # Chain format 2 (memories/audit.py): the hash commits to payload_digest, a salted
-    # digest of before/after, so erasing the text (and the salt) keeps the chain whole.
-    format = models.PositiveSmallIntegerField(default=2)
+    # Chain formats 2 and 3 (memories/audit.py): the hash commits to payload_digest, a
+    # salted digest of before/after (and, in 3, session_id), so erasing the text (and the
+    # salt) keeps the chain whole.
+    format = models.PositiveSmallIntegerField(default=3)
     salt = models.CharField(max_length=32, null=True)
     payload_digest = models.CharField(max_length=64, blank=True, default="")
     erased_at = models.DateTimeField(null=True)

@@ -1,5 +1,5 @@
-"""Saving a coding agent's note: redacted, stored (or updated with its history kept), paid for
-and audited in one transaction."""
+"""Saving a coding agent's note: stored (or updated with its history kept), paid for and
+audited in one transaction. Its text comes redacted (mcp_gateway.tools.call_tool)."""
 
 from __future__ import annotations
 
@@ -13,10 +13,8 @@ from django.utils import timezone
 from accounts.principal import Principal
 from memories import bulk, indexing, metering
 from memories.audit import Change, audit_record
-from memories.limits import NOTE_TITLE_CHARS
 from memories.models import Note, NoteVersion
 from memories.note_text import note_search_text
-from memories.redaction import Redactor, redactor_for
 from memories.schemas import MemorySaveArgs
 from memories.scopes import partition_for
 from memories.selectors import memory_for
@@ -25,7 +23,7 @@ from memories.services import hold_memory
 
 @dataclass(frozen=True)
 class NoteFields:
-    """A note's content as stored (after redaction); what a version keeps and audit shows."""
+    """A note's content as stored; what a version keeps and audit shows."""
 
     title: str
     what: str
@@ -51,29 +49,13 @@ class NoteFields:
         return out
 
 
-def redacted_fields(redactor: Redactor, args: MemorySaveArgs) -> tuple[NoteFields, int]:
-    """Every field through the redactor, title and tags included; and how many secrets."""
-    total = 0
-
-    def one(value: str | None) -> str:
-        nonlocal total
-        clean, count = redactor.text(value or "")
-        total += count
-        return clean
-
-    def many(values: list[str]) -> list[str]:
-        nonlocal total
-        clean, count = redactor.texts(values)
-        total += count
-        return clean
-
-    fields = NoteFields(
-        title=one(args.title)[:NOTE_TITLE_CHARS], what=one(args.what), why=one(args.why),
-        impact=one(args.impact), tags=many(args.tags), category=args.category,
-        related_files=many(args.related_files), details=one(args.details),
-        project=one(args.project),
+def note_fields(args: MemorySaveArgs) -> NoteFields:
+    """The note's content as the arguments give it (absent texts are empty)."""
+    return NoteFields(
+        title=args.title, what=args.what, why=args.why or "", impact=args.impact or "",
+        tags=list(args.tags), category=args.category, related_files=list(args.related_files),
+        details=args.details or "", project=args.project or "",
     )
-    return fields, total
 
 
 def memory_save(principal: Principal, args: MemorySaveArgs) -> dict[str, Any]:
@@ -81,7 +63,7 @@ def memory_save(principal: Principal, args: MemorySaveArgs) -> dict[str, Any]:
     text becomes a NoteVersion). An identical save changes nothing and costs nothing."""
     memory = memory_for(principal, args.memory)
     partition = partition_for(principal, args.scope)
-    fields, redacted = redacted_fields(redactor_for(principal.account_id), args)
+    fields = note_fields(args)
     with transaction.atomic():
         hold_memory(memory)
         _lock_title(memory.pk, partition, fields.project, fields.title)
@@ -107,12 +89,10 @@ def memory_save(principal: Principal, args: MemorySaveArgs) -> dict[str, Any]:
                    f"{note.version - 1} is kept in its history.")
     else:
         message = "Already saved: the note with this title says exactly this."
-    if redacted:
-        message += f" {redacted} secret(s) were redacted before storing."
     return {
         "id": str(note.pk), "title": note.title, "project": fields.project or None,
         "created": before is None, "updated": before is not None and changed,
-        "version": note.version, "warnings": thin_warnings(fields), "redacted": redacted,
+        "version": note.version, "warnings": thin_warnings(fields),
         "memory": memory.name, "scope": args.scope, "units": int(changed), "message": message,
     }
 

@@ -1,9 +1,9 @@
 """Secret redaction: what an agent writes is scrubbed before it is stored, embedded or audited.
 
-The patterns are data (SECRET_PATTERNS), applied in order: blocks that may contain
-other secrets first (private keys, `<redacted>` marks), then the providers' key
-formats, then the generic shapes (bearer tokens, passwords in URLs and assignments).
-Each match becomes `[REDACTED:<kind>]`, so a reader still sees that something was
+Every tool call's free text passes here once, where every call passes
+(memories/free_text.py, called by mcp_gateway.tools.call_tool). The rules are data
+(memories/secret_rules.py: detect-secrets' plugins and the kinds it lacks), applied in
+order. Each match becomes `[REDACTED:<kind>]`, so a reader still sees that something was
 there and what it was. An account adds its own regexes (Account.redaction_patterns,
 checked by `check_user_patterns` when saved: each must compile, match something, and not
 risk catastrophic backtracking, memories/regex_safety.py) and may switch redaction off
@@ -25,72 +25,22 @@ from functools import lru_cache
 from echomem.errors import ValidationFailed
 from memories import bulk
 from memories.regex_safety import backtracking_risk
+from memories.secret_rules import SecretRule, secret_rules
 
 PLACEHOLDER = "[REDACTED:{kind}]"
 MAX_USER_PATTERNS = 50
 MAX_USER_PATTERN_CHARS = 500
 
-# Names that announce a secret in `name = value` / `"name": "value"`; a prefix is allowed
-# (OPENAI_API_KEY, db_password, client_secret).
-_SECRET_NAME = (r"[A-Za-z0-9_.-]*?(?:password|passwd|pwd|passphrase|secret|api[_-]?key|"
-                r"access[_-]?key|auth[_-]?token|access[_-]?token|refresh[_-]?token|"
-                r"private[_-]?key|credentials?|token)")
-# Values that are not secrets even after a secret's name: placeholders, booleans, empties,
-# references to where the secret really lives.
-_NOT_A_VALUE = (r"(?!\[REDACTED|(?:true|false|null|none|nil|yes|no|enabled|disabled|"
-                r"required|optional|redacted|changeme)\b|\$\{|\$[A-Z_]|<[^>]*>|os\.environ|"
-                r"env\(|process\.env|\*{3,})")
+# The built-in rules, in the order they run (memories/secret_rules.py says where each comes
+# from).
+SECRET_PATTERNS: tuple[SecretRule, ...] = secret_rules()
 
-
-@dataclass(frozen=True)
-class SecretPattern:
-    kind: str
-    regex: re.Pattern[str]
-    # The group that is the secret; 0 = the whole match (the rest of the match is kept).
-    group: int = 0
-
-
-def _p(kind: str, pattern: str, group: int = 0, flags: int = 0) -> SecretPattern:
-    return SecretPattern(kind, re.compile(pattern, flags), group)
-
-
-SECRET_PATTERNS: tuple[SecretPattern, ...] = (
-    _p("private-key", r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----.*?"
-       r"(?:-----END[A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----|\Z)", flags=re.DOTALL),
-    _p("marked", r"<redacted>.*?(?:</redacted>|\Z)", flags=re.DOTALL | re.IGNORECASE),
-    _p("anthropic-key", r"\bsk-ant-[A-Za-z0-9_-]{20,}"),
-    _p("openai-key", r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}"),
-    _p("github-token", r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})"),
-    _p("aws-access-key", r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
-    _p("slack-token", r"\bxox[abposre]-[A-Za-z0-9-]{10,}"),
-    _p("stripe-key", r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{10,}"),
-    _p("google-api-key", r"\bAIza[0-9A-Za-z_-]{35}"),
-    _p("echo-memory-key", r"\bem_[0-9a-f]{12}_[A-Za-z0-9_-]{43}"),
-    _p("bearer-token", r"\b[Bb]earer\s+([A-Za-z0-9._~+/-]{16,}=*)", group=1),
-    _p("url-password", r"\b[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]+:([^/\s@]+)@", group=1),
-    # `password=...`, `API_KEY: "..."`, `"secret": "..."`: quoted values whole,
-    # unquoted ones up to whitespace or a separator.
-    _p("secret-assignment",
-       rf"\b{_SECRET_NAME}[\"']?\s*[:=]\s*[\"']{_NOT_A_VALUE}([^\"'\n]{{4,}})[\"']",
-       group=1, flags=re.IGNORECASE),
-    _p("secret-assignment",
-       rf"\b{_SECRET_NAME}\s*=\s*{_NOT_A_VALUE}([^\s\"',;&)]{{6,}})",
-       group=1, flags=re.IGNORECASE),
-    # After a colon in prose ("password: ...") only what looks like a secret (a digit or
-    # a symbol among letters), so "Password: the user resets it" stays as written.
-    _p("secret-assignment",
-       rf"\b{_SECRET_NAME}\s*:\s*{_NOT_A_VALUE}"
-       r"((?=[^\s\"',;]*[0-9!#$%^&*+/=?@_~-])[^\s\"',;]{6,})",
-       group=1, flags=re.IGNORECASE),
-)
-
-# What every pattern above needs somewhere in the text (a superset, case ignored): one
-# search here spares the fifteen passes on the text that has none, which is nearly all of
-# it (a 20-fact write redacts about 150 strings). Matched case-sensitively on folded text
-# (`_folded`), five times faster than IGNORECASE in `re`.
-_MAY_HOLD_A_SECRET = re.compile(
-    r"-----begin|<redacted>|sk-|gh[pousr]_|github_pat_|akia|asia|xox|[sr]k_|aiza|em_|"
-    r"bearer|://|pass|pwd|secret|(?:api|access|private)[_-]?key|token|credential")
+# The screen: something every rule needs in the text (folded; the union of the rules'
+# hints). One search here spares the rules on the text that has none, which is nearly all
+# of it (a 20-fact write redacts about 150 strings). Matched case-sensitively on folded
+# text (`_folded`), five times faster than IGNORECASE in `re`.
+_MAY_HOLD_A_SECRET = re.compile("|".join(dict.fromkeys(
+    rule.hint.pattern for rule in SECRET_PATTERNS)))
 # casefold() maps every character that IGNORECASE matches to an ASCII letter onto that
 # letter, except the dotted and dotless capital/small i (tests/notes/test_redaction.py).
 _FOLD = str.maketrans({"\u0130": "i", "\u0131": "i"})
@@ -116,10 +66,15 @@ class Redactor:
         if not self.enabled or not value:
             return value, 0
         total = 0
-        if may_hold_a_secret(value):
-            for pattern in SECRET_PATTERNS:
-                value, count = _replace(pattern.regex, pattern.group, pattern.kind, value)
-                total += count
+        folded = _folded(value)
+        if _MAY_HOLD_A_SECRET.search(folded):
+            for rule in SECRET_PATTERNS:
+                if rule.hint.search(folded) is None:
+                    continue
+                value, count = _replace(rule.regex, rule.group, rule.kind, value)
+                if count:
+                    total += count
+                    folded = _folded(value)
         for regex in self.user_patterns:
             value, count = _replace(regex, 0, "custom", value)
             total += count

@@ -28,6 +28,17 @@ from echomem.text import unstorable
 from memories import limits
 from memories.names import normalize, same_type
 
+
+class Verbatim:
+    """Marks an argument that identifies something (a memory, a page, a note) rather than
+    saying something: redaction (memories/free_text.py) leaves it as sent."""
+
+    def __repr__(self) -> str:
+        return "VERBATIM"
+
+
+VERBATIM = Verbatim()
+
 MAX_FACT_CHARS = limits.FACT_CHARS
 MAX_FACTS_PER_EPISODE = 500
 MAX_ENTITIES_PER_EPISODE = 500
@@ -41,6 +52,7 @@ MemoryName = Annotated[
     str | None,
     Field(default=None, description="Which graph (memory) to use; omit for the key's default "
                                     "memory, else the account's `default`. Must already exist."),
+    VERBATIM,
 ]
 Confidence = Literal["extracted", "inferred", "ambiguous"]
 CausalHint = Literal["caused_by", "led_to", "enabled_by", "blocked_by", "contradicts"]
@@ -191,7 +203,7 @@ class WriteEpisodeArgs(_Args):
         description="Every entity the facts mention. Listing one twice (the same name after "
                     "normalization, the same type) lists it once.")
     facts: list[FactIn] = Field(default_factory=list, max_length=MAX_FACTS_PER_EPISODE)
-    entity_resolutions: dict[str, str] = Field(
+    entity_resolutions: dict[str, Annotated[str, VERBATIM]] = Field(
         default_factory=dict,
         description="For names the server reported as ambiguous: name -> an existing entity "
                     "id, or \"new\" for a new entity.")
@@ -353,7 +365,8 @@ class GetAuditLogArgs(_Args):
     scope: Scope
     since: EventTime = Field(default=None, description="Only changes at or after this time.")
     memory: MemoryName
-    cursor: str | None = Field(default=None, description="next_cursor of the previous page.")
+    cursor: Annotated[str | None, VERBATIM] = Field(
+        default=None, description="next_cursor of the previous page.")
     limit: int = Field(default=100, ge=1, le=500)
 
 
@@ -510,7 +523,7 @@ class MemoryContextArgs(_NoteArgs):
     """The project's most recent notes, to load at the start of a session."""
 
     limit: int = Field(default=10, ge=1, le=100, description="Most notes, 1 to 100.")
-    cursor: str | None = Field(
+    cursor: Annotated[str | None, VERBATIM] = Field(
         default=None, max_length=200,
         description="Omit for the newest notes. To read further back, pass the next_cursor "
                     "of the previous reply (with the same project and scope) unchanged.")
@@ -519,13 +532,13 @@ class MemoryContextArgs(_NoteArgs):
 class MemoryDetailsArgs(_NoteArgs):
     """One note in full, with its earlier versions."""
 
-    id: str = Field(min_length=8, max_length=36,
+    id: Annotated[str, VERBATIM] = Field(min_length=8, max_length=36,
                     description="A note id from memory_search or memory_context, or a unique "
                                 "prefix of it (8 characters or more).")
 
 
 MAX_FORGET_IDS = 500
-NoteIdOrPrefix = Annotated[str, Field(min_length=8, max_length=36)]
+NoteIdOrPrefix = Annotated[str, Field(min_length=8, max_length=36), VERBATIM]
 
 
 class ForgetArgs(_Args):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import uuid
-from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
@@ -13,7 +12,6 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
-from pydantic import BaseModel
 
 from accounts.principal import Principal
 from echomem.errors import NotFound, ValidationFailed
@@ -28,9 +26,8 @@ from memories.models import (
     memory_name_validator,
 )
 from memories.names import initials, normalize
-from memories.redaction import Redactor, redactor_for
 from memories.resolution import Node, resolve
-from memories.schemas import FactIn, RecordRecallSaveArgs, WriteEpisodeArgs, parse
+from memories.schemas import FactIn, RecordRecallSaveArgs, WriteEpisodeArgs
 from memories.scopes import partition_for
 from memories.search_text import search_text_for
 from memories.selectors import memory_for
@@ -66,70 +63,20 @@ def memory_create(*, account_id: int, name: str, description: str = "",
 
 
 def write_episode(principal: Principal, args: WriteEpisodeArgs) -> dict[str, Any]:
-    """Store an episode whole, or defer it whole if any name is ambiguous."""
+    """Store an episode whole, or defer it whole if any name is ambiguous. Its text comes
+    redacted (mcp_gateway.tools.call_tool redacts every call's free text)."""
     memory = memory_for(principal, args.memory)
     partition = partition_for(principal, args.scope)
-    args, redacted = redacted_episode(redactor_for(principal.account_id), args)
     planner_stats.analyze_unanalyzed_tables()
     for attempt in range(MAX_ATTEMPTS):
         try:
             with transaction.atomic():
-                return _write_episode(principal, memory, partition, args) | {
-                    "redacted": redacted}
+                return _write_episode(principal, memory, partition, args)
         except IntegrityError as exc:
             constraint = getattr(getattr(exc.__cause__, "diag", None), "constraint_name", None)
             if constraint not in RETRIED_CONSTRAINTS or attempt == MAX_ATTEMPTS - 1:
                 raise
     raise AssertionError("unreachable")
-
-
-def redacted_episode(redactor: Redactor, args: WriteEpisodeArgs) -> tuple[WriteEpisodeArgs, int]:
-    """The episode with secrets replaced in every text it stores, and how many there were.
-
-    A fact's source and target are redacted like the names they refer to (not counted
-    twice); the result is validated again, so names that redaction made equal are one
-    entity, as if the agent had written them so.
-    """
-    if redactor.leaves_alone(_texts_of(args)):
-        return args, 0
-    data = args.model_dump()
-    total = 0
-
-    def clean(value: str, *, counted: bool = True) -> str:
-        nonlocal total
-        value, count = redactor.text(value)
-        total += count if counted else 0
-        return value
-
-    data["project"], data["session_id"] = clean(data["project"]), clean(data["session_id"])
-    for entity in data["entities"]:
-        entity["name"], entity["type"] = clean(entity["name"]), clean(entity["type"])
-    for fact in data["facts"]:
-        fact["fact"], fact["relation_type"] = clean(fact["fact"]), clean(fact["relation_type"])
-        fact["source"] = clean(fact["source"], counted=False)
-        fact["target"] = clean(fact["target"], counted=False)
-    data["entity_resolutions"] = {clean(name, counted=False): choice
-                                  for name, choice in data["entity_resolutions"].items()}
-    if not total:
-        return args, 0
-    return parse(WriteEpisodeArgs, data), total
-
-
-def _texts_of(value: Any) -> Iterator[str]:
-    """Every string in the arguments, keys included: a superset of what redaction cleans,
-    read off the model so no field list is kept twice."""
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, BaseModel):
-        for name in type(value).model_fields:
-            yield from _texts_of(getattr(value, name))
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            yield from _texts_of(key)
-            yield from _texts_of(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _texts_of(item)
 
 
 @dataclass
