@@ -7,7 +7,7 @@ import threading
 import pytest
 from django.db import connections
 
-from mcp_gateway import ratelimit
+from echomem import ratelimit
 from mcp_gateway.models import RateLimitHit
 
 BACKENDS = ["redis", "database"]
