@@ -15,6 +15,7 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Iterable
 
+from django import forms
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import CharField, Func, Q, Value
@@ -31,6 +32,16 @@ class Folded(Func):
 
     template = "lower(normalize(%(expressions)s, NFKC))"
     output_field = CharField()
+
+
+class FoldedEmailField(forms.EmailField):
+    """A form's email as every lookup and limit folds it, checked once folded: in
+    fullwidth letters or capitals it is `ada@example.com`, and the length checked is the
+    length stored."""
+
+    def to_python(self, value):
+        value = super().to_python(value)
+        return sign_in_name(value) if value else value
 
 
 def users_matching(value: str, *, fields: Iterable[str] = ("username", "email")) -> list:

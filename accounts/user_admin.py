@@ -8,7 +8,7 @@ from django import forms
 from django.contrib.auth import admin as auth_admin
 from django.contrib.auth import forms as auth_forms
 
-from accounts.sign_in_names import sign_in_name, users_matching
+from accounts.sign_in_names import FoldedEmailField, sign_in_name, users_matching
 
 NAME_LENGTH = 150  # the user table's user name column
 
@@ -36,6 +36,8 @@ class UserAddForm(auth_forms.AdminUserCreationForm):
 
 
 class UserChangeForm(auth_forms.UserChangeForm):
+    email = FoldedEmailField(label="Email address", required=False, max_length=254)
+
     def clean_username(self):
         return _folded_and_free(self.cleaned_data.get("username"), field="username",
                                 instance=self.instance)

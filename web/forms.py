@@ -4,18 +4,8 @@ from django import forms
 from django.contrib.auth import get_user_model, password_validation
 from django.contrib.auth.forms import AuthenticationForm, UsernameField
 
-from accounts.sign_in_names import sign_in_name
+from accounts.sign_in_names import FoldedEmailField
 from memories.models import MEMORY_NAME_RULE, memory_name_validator
-
-
-class FoldedEmailField(forms.EmailField):
-    """An email as every lookup and limit folds it (accounts/sign_in_names.py), checked
-    once folded: in fullwidth letters or capitals it is `ada@example.com`, and the length
-    checked is the length stored."""
-
-    def to_python(self, value):
-        value = super().to_python(value)
-        return sign_in_name(value) if value else value
 
 
 class SignUpForm(forms.Form):

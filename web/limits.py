@@ -39,6 +39,7 @@ def by_posted(field: str) -> Key:
     width of one name."""
     def key(request: HttpRequest) -> str:
         return f"name:{sign_in_name(request.POST.get(field, ''))}"
+    key.posted_field = field
     return key
 
 
@@ -50,7 +51,8 @@ SIGN_IN = (("login_ip", by_address), ("login_email", by_posted("username")))
 def limited(*limits: tuple[str, Key]):
     """Count each POST against every (limit name in WEB_RATE_LIMITS, key); the first limit
     it does not fit answers 429 instead of the view. The view keeps the limits it is under
-    in `web_limits`, so a test can find every limited page in the URLconf."""
+    in `web_limits` (and their keys in `web_limit_keys`), so a test can find every limited
+    page in the URLconf."""
 
     def decorate(view):
         @wraps(view)
@@ -63,6 +65,7 @@ def limited(*limits: tuple[str, Key]):
                         return too_many(request, decision.retry_after)
             return view(request, *args, **kwargs)
         page.web_limits = tuple(name for name, _ in limits)
+        page.web_limit_keys = limits
         return page
     return decorate
 

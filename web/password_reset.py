@@ -15,9 +15,8 @@ from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 
 from accounts.backends import SIGN_IN_BACKEND
-from accounts.sign_in_names import users_matching
+from accounts.sign_in_names import FoldedEmailField, users_matching
 from web import account_mail
-from web.forms import FoldedEmailField
 from web.limits import by_address, by_posted, limited
 
 INVALID_LINK = ("This link is not valid: it was used already, has expired, or was copied "

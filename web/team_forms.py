@@ -4,7 +4,7 @@ from django import forms
 from django.contrib.auth import password_validation
 
 from accounts.models import Membership
-from web.forms import FoldedEmailField
+from accounts.sign_in_names import FoldedEmailField
 
 
 class InviteForm(forms.Form):
