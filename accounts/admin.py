@@ -1,14 +1,25 @@
 from __future__ import annotations
 
 from django import forms
+from django.conf import settings
 from django.contrib import admin, messages
+from django.contrib.auth import get_user_model
 from django.utils import timezone
 
 from accounts.models import Account, ApiKey, Membership
-from accounts.services import api_key_check, api_key_create, api_key_revoke
+from accounts.services import (
+    api_key_check,
+    api_key_create,
+    api_key_rate_limit_set,
+    api_key_revoke,
+)
+from accounts.user_admin import UserAdmin
 from echomem.errors import EchoError
 from memories.models import Memory
 from memories.redaction import check_user_patterns
+
+admin.site.unregister(get_user_model())
+admin.site.register(get_user_model(), UserAdmin)
 
 
 class MembershipInline(admin.TabularInline):
@@ -57,7 +68,7 @@ class MembershipAdmin(admin.ModelAdmin):
 class ApiKeyForm(forms.ModelForm):
     class Meta:
         model = ApiKey
-        fields = ["account", "holder", "name", "tool", "default_memory"]
+        fields = ["account", "holder", "name", "tool", "default_memory", "requests_per_minute"]
 
     def clean(self):
         data = super().clean()
@@ -80,26 +91,38 @@ class ApiKeyAdmin(admin.ModelAdmin):
                     "revoked_at"]
     list_filter = ["tool", ("revoked_at", admin.EmptyFieldListFilter)]
     search_fields = ["name", "prefix", "tool", "account__name", "holder__username"]
-    fields = ["account", "holder", "name", "tool", "default_memory", "prefix", "created_at",
-              "last_used_at", "revoked_at"]
+    fields = ["account", "holder", "name", "tool", "default_memory", "requests_per_minute",
+              "prefix", "created_at", "last_used_at", "revoked_at"]
     readonly_fields = ["prefix", "created_at", "last_used_at", "revoked_at"]
     autocomplete_fields = ["account", "holder"]
     actions = ["revoke"]
     form = ApiKeyForm
 
     def get_readonly_fields(self, request, obj=None):
+        fixed = list(self.readonly_fields)
         if obj is not None:  # who holds a key and for what is fixed once it exists
-            return [*self.readonly_fields, "account", "holder"]
-        return self.readonly_fields
+            fixed += ["account", "holder"]
+        if not settings.SELF_HOSTED:  # the hosted service keeps each plan's rate
+            fixed.append("requests_per_minute")
+        return fixed
 
     def save_model(self, request, obj: ApiKey, form, change: bool) -> None:
+        rate = form.cleaned_data.get("requests_per_minute")
         if change:
+            rate_changed = "requests_per_minute" in form.changed_data
+            if rate_changed:  # through the service, which audits it and tells every process
+                obj.requests_per_minute = ApiKey.objects.get(pk=obj.pk).requests_per_minute
             super().save_model(request, obj, form, change)
+            if rate_changed:
+                api_key_rate_limit_set(key=obj, requests_per_minute=rate,
+                                       actor_id=request.user.pk)
             return
         key, plaintext = api_key_create(
             account=obj.account, holder=obj.holder, name=obj.name, tool=obj.tool,
             default_memory=obj.default_memory, actor_id=request.user.pk,
         )
+        if rate is not None:
+            api_key_rate_limit_set(key=key, requests_per_minute=rate, actor_id=request.user.pk)
         obj.pk, obj.prefix = key.pk, key.prefix
         messages.warning(request, f"New key (shown once, copy it now): {plaintext}")
 

@@ -29,6 +29,7 @@ class KeyRow:
     default_memory_id: int | None
     revoked: bool
     last_used_at: datetime | None
+    requests_per_minute: int | None = None
 
 
 _rows: ShortMemory[str, KeyRow] = ShortMemory(TTL_SECONDS, max_entries=10_000)

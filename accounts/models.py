@@ -1,8 +1,12 @@
 from __future__ import annotations
 
 from django.conf import settings
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q
+
+# The most requests a minute a self-hosted box's operator may give one key.
+KEY_RATE_MAX = 100_000
 
 
 class Account(models.Model):
@@ -68,6 +72,13 @@ class ApiKey(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     last_used_at = models.DateTimeField(null=True, blank=True, editable=False)
     revoked_at = models.DateTimeField(null=True, blank=True, editable=False)
+    # Only a self-hosted box reads it (echomem/admission.py); the hosted service keeps each
+    # plan's rate. Set through accounts.services.api_key_rate_limit_set.
+    requests_per_minute = models.PositiveIntegerField(
+        null=True, blank=True,
+        validators=[MinValueValidator(1), MaxValueValidator(KEY_RATE_MAX)],
+        help_text="Requests per rolling minute for this key, /mcp and /api/v1 together, on a "
+                  "self-hosted box. Empty: the box's default (240).")
 
     class Meta:
         verbose_name = "API key"

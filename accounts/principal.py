@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-import ipaddress
 from dataclasses import dataclass
 from datetime import timedelta
 
 from django.conf import settings
-from django.contrib.auth import get_user_model
 from django.utils import timezone
 
 from accounts import key_cache, keys
 from accounts.models import ApiKey, Membership
+from accounts.sign_in_names import user_for_sign_in
+from echomem.client_address import is_loopback
 from echomem.errors import AuthenticationFailed, ConfigurationError, NotFound
 
 # Writing last_used_at on every request would turn each read into a write.
@@ -28,6 +28,8 @@ class Principal:
     tool: str
     key_id: int | None = None
     default_memory_id: int | None = None
+    # The key's own requests a minute, set by a self-hosted box's operator; None: the plan's.
+    requests_per_minute: int | None = None
 
     @property
     def solo_prefix(self) -> str:
@@ -96,20 +98,22 @@ def principal_from_key(plaintext: str) -> Principal:
         )
     _touch(prefix, key)
     return Principal(account_id=key.account_id, holder_id=key.holder_id, tool=key.tool,
-                     key_id=key.id, default_memory_id=key.default_memory_id)
+                     key_id=key.id, default_memory_id=key.default_memory_id,
+                     requests_per_minute=key.requests_per_minute)
 
 
 def _read_key(prefix: str) -> key_cache.KeyRow | None:
     """The key's row from the database, kept a moment for the next request."""
     found = ApiKey.objects.filter(prefix=prefix).values_list(
         "id", "account_id", "holder_id", "tool", "secret_hash", "default_memory_id",
-        "revoked_at", "last_used_at").first()
+        "revoked_at", "last_used_at", "requests_per_minute").first()
     if found is None:
         return None
-    key_id, account_id, holder_id, tool, secret_hash, memory_id, revoked_at, used = found
+    key_id, account_id, holder_id, tool, secret_hash, memory_id, revoked_at, used, rate = found
     row = key_cache.KeyRow(id=key_id, account_id=account_id, holder_id=holder_id, tool=tool,
                            secret_hash=secret_hash, default_memory_id=memory_id,
-                           revoked=revoked_at is not None, last_used_at=used)
+                           revoked=revoked_at is not None, last_used_at=used,
+                           requests_per_minute=rate)
     key_cache.put(prefix, row)
     return row
 
@@ -122,20 +126,13 @@ def _touch(prefix: str, key: key_cache.KeyRow) -> None:
 
 
 def keyless_allowed_from(client_address: str | None) -> bool:
-    if settings.SELF_HOSTED_KEYLESS_REMOTE:
-        return True
-    if not client_address:
-        return False
-    try:
-        return ipaddress.ip_address(client_address).is_loopback
-    except ValueError:
-        return False
+    return settings.SELF_HOSTED_KEYLESS_REMOTE or is_loopback(client_address)
 
 
 def self_hosted_principal() -> Principal:
     """ECHO_MEMORY_USER_ID names a user; their owned (or first) account is the tenant."""
     user_id = settings.SELF_HOSTED_USER_ID
-    user = get_user_model().objects.filter(username=user_id).first()
+    user = user_for_sign_in(user_id)  # in any case or width, as sign-in finds it
     if user is None:
         raise ConfigurationError(
             f"ECHO_MEMORY_USER_ID={user_id} names no user; run `echo-memory quickstart` "

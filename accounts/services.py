@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
 from accounts import key_cache, keys
-from accounts.models import Account, ApiKey, Membership
+from accounts.models import KEY_RATE_MAX, Account, ApiKey, Membership
 from echomem.errors import Forbidden, NotFound, ValidationFailed
 from memories.audit import account_event
 from memories.models import Memory
@@ -79,6 +80,35 @@ def api_key_revoke(*, key: ApiKey, actor_id: int | None = None) -> ApiKey:
     return key
 
 
+def api_key_rate_limit_set(*, key: ApiKey, requests_per_minute: int | None,
+                           actor_id: int | None = None) -> ApiKey:
+    """Give a key its own requests a minute (None: the box's default again). Only a
+    self-hosted box's operator may: the hosted service keeps each plan's rate. The key's
+    next request in this process uses it; other processes within key_cache.TTL_SECONDS."""
+    if not settings.SELF_HOSTED:
+        raise Forbidden("a key's own rate limit is for self-hosted boxes; the hosted service "
+                        "keeps each plan's rate", field="requests_per_minute",
+                        fix="run the server with ECHO_MEMORY_SELF_HOSTED=1, or change the "
+                            "account's plan")
+    if requests_per_minute is not None and not 1 <= requests_per_minute <= KEY_RATE_MAX:
+        raise ValidationFailed(
+            f"{requests_per_minute} is not a rate limit", field="requests_per_minute",
+            fix=f"give a whole number of requests a minute from 1 to {KEY_RATE_MAX:,}, or "
+                "none for the default")
+    with transaction.atomic():
+        before = ApiKey.objects.select_for_update().get(pk=key.pk).requests_per_minute
+        if before != requests_per_minute:
+            ApiKey.objects.filter(pk=key.pk).update(requests_per_minute=requests_per_minute)
+            account_event(account_id=key.account_id, actor_id=actor_id,
+                          action="key.rate_limit_changed", object_id=key.pk,
+                          after={**_key_summary(key), "requests_per_minute": {
+                              "from": before, "to": requests_per_minute}})
+            key_cache.forget(key.prefix)
+            transaction.on_commit(lambda: key_cache.forget(key.prefix))
+    key.requests_per_minute = requests_per_minute
+    return key
+
+
 def _key_summary(key: ApiKey) -> dict[str, object]:
     return {"key": f"em_{key.prefix}_…", "name": key.name, "tool": key.tool,
             "holder": key.holder_id}
@@ -96,10 +126,11 @@ def local_owner_ensure(*, username: str) -> tuple[AbstractBaseUser, Account, boo
     """
     from django.contrib.auth import get_user_model
 
-    user_model = get_user_model()
-    user, _ = user_model.objects.get_or_create(
-        username=username, defaults={"is_staff": True, "is_superuser": True}
-    )
+    from accounts.sign_in_names import sign_in_name, user_for_sign_in
+
+    # Found in any case or width, as sign-in finds it; made under its sign-in name.
+    user = user_for_sign_in(username) or get_user_model().objects.create(
+        username=sign_in_name(username), is_staff=True, is_superuser=True)
     if not user.has_usable_password() and user.password == "":
         user.set_unusable_password()
         user.save(update_fields=["password"])

@@ -16,12 +16,13 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.mail import send_mail
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from accounts.models import Account, ApiKey, Invitation, Membership
 from accounts.principal import Principal
 from accounts.services import account_create, api_key_revoke
+from accounts.sign_in_names import sign_in_name, users_matching
 from echomem.errors import Forbidden, NotFound, ValidationFailed
 from memories.audit import account_event
 
@@ -30,8 +31,9 @@ MANAGERS = {Role.OWNER, Role.ADMIN}
 
 
 def email_of(user: AbstractBaseUser) -> str:
-    """Sign-up keeps the email as the user name too; staff made by hand may have only one."""
-    return (user.email or (user.username if "@" in user.username else "")).strip().lower()
+    """The user's email as a sign-in name (accounts/sign_in_names.py). Sign-up keeps the
+    email as the user name too; staff made by hand may have only one."""
+    return sign_in_name(user.email or (user.username if "@" in user.username else ""))
 
 
 def token_hash(token: str) -> str:
@@ -121,7 +123,7 @@ def invitation_check(*, principal: Principal, actor_role: str, email: str, role:
     """The rules an invitation must meet (forms call this before sending); the clean email."""
     _valid_role(role)
     require_may_manage(actor_role, role, field="role")
-    email = get_user_model().objects.normalize_email(email.strip()).lower()
+    email = sign_in_name(email)
     if "@" not in email:
         raise ValidationFailed("that is not an email address", field="email",
                                fix="type the address the invitation should go to")
@@ -145,8 +147,12 @@ def invite(*, principal: Principal, actor_role: str, email: str, role: str,
         email = invitation_check(principal=principal, actor_role=actor_role, email=email,
                                  role=role)
         now = timezone.now()
-        Invitation.objects.filter(account=account, email=email, accepted_at__isnull=True,
-                                  revoked_at__isnull=True).update(revoked_at=now)
+        pending = Invitation.objects.filter(account=account, accepted_at__isnull=True,
+                                            revoked_at__isnull=True).values_list("pk", "email")
+        # Compared folded: a pending invitation written before emails were folded counts.
+        Invitation.objects.filter(pk__in=[pk for pk, sent_to in pending
+                                          if sign_in_name(sent_to) == email]).update(
+                                              revoked_at=now)
         invitation = Invitation.objects.create(
             account=account, email=email, role=role, token_hash=token_hash(token),
             invited_by_id=principal.holder_id,
@@ -210,7 +216,7 @@ def invitation_for_user(token: str, user: AbstractBaseUser | None) -> Invitation
     """The invitation, checked for `user` (None: not signed in). A signed-in person with
     another email gets NotFound: the link is not theirs, and says nothing about the account."""
     invitation = invitation_by_token(token)
-    if user is not None and email_of(user) != invitation.email:
+    if user is not None and email_of(user) != sign_in_name(invitation.email):
         raise NotFound("this invitation was sent to a different email address",
                        field="email", fix="sign out, then open the link again and sign in or "
                                           "sign up with the address the invitation went to")
@@ -222,7 +228,7 @@ def accept(*, token: str, user: AbstractBaseUser) -> Membership:
     revoked, and only as the user the invitation was sent to."""
     with transaction.atomic():
         invitation = invitation_by_token(token, lock=True)
-        if email_of(user) != invitation.email:
+        if email_of(user) != sign_in_name(invitation.email):
             raise NotFound("this invitation was sent to a different email address",
                            field="email", fix="sign in with the address the invitation went to")
         _lock(invitation.account_id)
@@ -239,20 +245,26 @@ def accept(*, token: str, user: AbstractBaseUser) -> Membership:
 
 
 def user_exists(email: str) -> bool:
-    return get_user_model().objects.filter(username__iexact=email).exists()
+    """Whether a user has this email (or user name) in any case or width."""
+    return bool(users_matching(email))
 
 
 def accept_as_new_user(*, token: str, password: str) -> tuple[AbstractBaseUser, Membership]:
     """A person without a user signs up through the invitation, even with sign-up closed:
     the user is created with the invited email, in the same transaction as joining."""
+    taken = ValidationFailed("a user with this email exists", field="email",
+                             fix="sign in, then open the link again")
     with transaction.atomic():
         invitation = invitation_by_token(token, lock=True)
-        users = get_user_model().objects
-        if user_exists(invitation.email):
-            raise ValidationFailed("a user with this email exists", field="email",
-                                   fix="sign in, then open the link again")
-        user = users.create_user(username=invitation.email, email=invitation.email,
-                                 password=password)
+        email = sign_in_name(invitation.email)
+        if user_exists(email):
+            raise taken
+        try:
+            with transaction.atomic():  # a sign-up racing this one takes the name first
+                user = get_user_model().objects.create_user(username=email, email=email,
+                                                            password=password)
+        except IntegrityError:
+            raise taken from None
         return user, accept(token=token, user=user)
 
 

@@ -220,14 +220,13 @@ def where_the_time_goes(endpoint: str, key: str, redis_url: str | None, repeats:
     from django.db import connection
 
     from accounts.principal import principal_from_key
-    from mcp_gateway import ratelimit, sessions
+    from echomem import ratelimit
+    from mcp_gateway import sessions
 
     principal = principal_from_key(key)
     session = open_session(endpoint, key)
     if redis_url:
-        from django.conf import settings
-
-        limiter = ratelimit.RedisRateLimiter(redis_url, settings.RATE_LIMIT_REDIS_PREFIX)
+        limiter = ratelimit.RedisRateLimiter(redis_url)
         backend = "Redis"
     else:
         limiter, backend = ratelimit.DatabaseRateLimiter(), "database"

@@ -8,18 +8,16 @@ counts against that key's window, whatever follows.
 
 from __future__ import annotations
 
-import ipaddress
-
 from django.conf import settings
 
 from accounts import keys
 from accounts.principal import Principal, principal_from_authorization
 from billing.rates import requests_per_minute
-from echomem import log_context, metrics
+from echomem import log_context, metrics, ratelimit
+from echomem.client_address import client_address, client_key
 from echomem.errors import AuthenticationFailed, RateLimited
 from echomem.origins import check_origin
 from echomem.public_url import request_base
-from mcp_gateway import ratelimit
 
 
 def admit(request) -> Principal:
@@ -32,7 +30,7 @@ def admit(request) -> Principal:
         principal = principal_from_authorization(request.headers.get("Authorization"),
                                                  client_address=address)
     except AuthenticationFailed:
-        decision = ratelimit.count_unauthenticated(_address_bucket(address))
+        decision = ratelimit.count_unauthenticated(client_key(request.META))
         if not decision.allowed:
             metrics.rate_limit_refused("address")
             raise RateLimited(
@@ -59,8 +57,8 @@ def _key_prefix(header: str | None, principal: Principal) -> str | None:
 def count(principal: Principal, requests: int = 1) -> None:
     """Count `requests` more against the key's window, all or none; RateLimited if they
     do not fit (a JSON-RPC batch counts each of its messages)."""
-    decision = ratelimit.count_request(
-        principal.identity, limit=requests_per_minute(principal.account_id), cost=requests)
+    decision = ratelimit.count_request(principal.identity, limit=rate_limit_of(principal),
+                                       cost=requests)
     if not decision.allowed:
         metrics.rate_limit_refused("key")
         what = "request" if requests == 1 else f"batch of {requests} more messages"
@@ -73,23 +71,10 @@ def count(principal: Principal, requests: int = 1) -> None:
                 "keep one session per worker rather than reconnecting for each call")
 
 
-def client_address(meta: dict) -> str:
-    """The peer address, or with ECHO_MEMORY_TRUSTED_PROXY_HOPS the one the proxies saw."""
-    peer = meta.get("REMOTE_ADDR") or ""
-    hops = settings.TRUSTED_PROXY_HOPS
-    if hops <= 0:
-        return peer
-    forwarded = [part.strip() for part in (meta.get("HTTP_X_FORWARDED_FOR") or "").split(",")]
-    forwarded = [part for part in forwarded if part]
-    return forwarded[-hops] if len(forwarded) >= hops else (forwarded[0] if forwarded else peer)
-
-
-def _address_bucket(address: str) -> str:
-    """IPv6 clients are counted per /64: one host commonly holds a whole /64."""
-    try:
-        ip = ipaddress.ip_address(address)
-    except ValueError:
-        return address or "unknown"
-    if ip.version == 6 and not ip.is_loopback:
-        return str(ipaddress.ip_network(f"{ip}/64", strict=False))
-    return str(ip)
+def rate_limit_of(principal: Principal) -> int:
+    """Requests a minute for this principal: on a self-hosted box the operator may give a
+    key its own limit (admin, or `echo-memory manage key_rate_limit`); otherwise, and always
+    on the hosted service, the plan's (billing/rates.py: 240 on the default plan)."""
+    if settings.SELF_HOSTED and principal.requests_per_minute:
+        return principal.requests_per_minute
+    return requests_per_minute(principal.account_id)

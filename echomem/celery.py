@@ -44,8 +44,6 @@ BEAT_SCHEDULE = {
                         "schedule": timedelta(minutes=15)},
     "expire-rate-limits": {"task": "mcp_gateway.tasks.expire_rate_limits",
                            "schedule": timedelta(minutes=5)},
-    "expire-rate-counters": {"task": "web.tasks.expire_rate_counters",
-                             "schedule": timedelta(minutes=5)},
     "retry-billing-events": {"task": "billing.tasks.retry_failed_events",
                              "schedule": timedelta(minutes=30)},
 }

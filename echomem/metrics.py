@@ -47,9 +47,9 @@ UNITS = Counter(
     "tool, counted when their transaction commits, billed or not (a self-hosted box bills "
     "none).", ["tool"])
 RATE_LIMIT_REFUSALS = Counter(
-    "echo_memory_rate_limit_refusals", "Requests refused with 429 by the per-minute limit: "
-    "kind=key (a key's window) or kind=address (requests without a usable key, per client "
-    "address).", ["kind"])
+    "echo_memory_rate_limit_refusals", "Requests refused with 429 by a rate limit: kind=key "
+    "(a key's window), kind=address (requests without a usable key, per client address) or "
+    "kind=web (the pages' limits: sign-in, sign-up, password reset, ...).", ["kind"])
 
 
 def observe_request(door: str, status: int, seconds: float) -> None:

@@ -14,6 +14,7 @@ import environ
 from echomem.db import startup_options
 from echomem.errors import ConfigurationError
 from echomem.home import echo_home, persistent_secret_key
+from echomem.ratelimit import parse_rate
 
 env = environ.Env()
 
@@ -95,31 +96,26 @@ else:
             "LOCATION": "echo_cache",
         }
     }
-# The web's per-person limits (login, sign-up, password reset, key creation; web/limits.py)
-# count with django-ratelimit, which needs an increment no two requests can interleave:
-# Redis INCR where there is Redis, else one INSERT .. ON CONFLICT / UPDATE .. RETURNING
-# statement per count in PostgreSQL (web/counting_cache.py).
-CACHES["ratelimit"] = (
-    {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL,
-     "KEY_PREFIX": "echo:web-rl"} if REDIS_URL
-    else {"BACKEND": "web.counting_cache.CountingCache"})
-RATELIMIT_USE_CACHE = "ratelimit"
-# Both backends above are atomic (Redis INCR; one PostgreSQL statement per count), but
-# django-ratelimit warns about every backend outside its short list of memcached and
-# django-redis; its errors for caches that really are not atomic stay on.
-SILENCED_SYSTEM_CHECKS = ["django_ratelimit.W001"]
-# "count/period" (s, m, h, d) for each limit; a refused request gets a 429 page that says
-# when to try again.
-WEB_RATE_LIMITS = {
-    "login_ip": env.str("ECHO_MEMORY_LOGIN_RATE_PER_IP", default="30/m"),
-    "login_email": env.str("ECHO_MEMORY_LOGIN_RATE_PER_EMAIL", default="10/m"),
-    "signup_ip": env.str("ECHO_MEMORY_SIGNUP_RATE_PER_IP", default="10/h"),
-    "password_reset_ip": env.str("ECHO_MEMORY_PASSWORD_RESET_RATE_PER_IP", default="20/h"),
-    "password_reset_email": env.str("ECHO_MEMORY_PASSWORD_RESET_RATE_PER_EMAIL",
-                                    default="5/h"),
-    "verify_resend_user": env.str("ECHO_MEMORY_VERIFY_RESEND_RATE_PER_USER", default="5/h"),
-    "key_create_user": env.str("ECHO_MEMORY_KEY_CREATE_RATE_PER_USER", default="30/h"),
+# The web's limits (web/limits.py), "count/period" with the period in s, m, h or d
+# (`100/10m`): each a rolling window in the same limiter as the API's per-key limit
+# (echomem/ratelimit.py: Redis with REDIS_URL, else PostgreSQL). Per address means per
+# client address (IPv6: per /64), per email the email's sign-in name (any case or width).
+# A request over a limit gets a 429 page that says when to try again.
+_WEB_RATES = {  # limit: (environment variable, default)
+    "login_ip": ("ECHO_MEMORY_LOGIN_RATE_PER_IP", "30/m"),
+    "login_email": ("ECHO_MEMORY_LOGIN_RATE_PER_EMAIL", "10/m"),
+    "signup_ip": ("ECHO_MEMORY_SIGNUP_RATE_PER_IP", "10/h"),
+    "signup_email": ("ECHO_MEMORY_SIGNUP_RATE_PER_EMAIL", "3/h"),
+    "password_reset_ip": ("ECHO_MEMORY_PASSWORD_RESET_RATE_PER_IP", "20/h"),
+    "password_reset_email": ("ECHO_MEMORY_PASSWORD_RESET_RATE_PER_EMAIL", "5/h"),
+    "verify_resend_user": ("ECHO_MEMORY_VERIFY_RESEND_RATE_PER_USER", "5/h"),
+    "key_create_user": ("ECHO_MEMORY_KEY_CREATE_RATE_PER_USER", "30/h"),
+    "invite_user": ("ECHO_MEMORY_INVITE_RATE_PER_USER", "30/h"),
 }
+WEB_RATE_LIMITS = {name: env.str(variable, default=default)
+                   for name, (variable, default) in _WEB_RATES.items()}
+for _name, (_variable, _) in _WEB_RATES.items():  # a bad value stops the start, naming it
+    parse_rate(WEB_RATE_LIMITS[_name], name=_variable)
 
 # Mail (password reset, email verification): printed to the server's console unless an
 # SMTP server is configured.
@@ -196,7 +192,6 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "bootstrap",
-    "django_ratelimit",
     "csp",
     "accounts",
     "memories",
@@ -241,6 +236,9 @@ TEMPLATES = [
         },
     },
 ]
+
+# Sign-in by user name or email in any case or width (accounts/sign_in_names.py).
+AUTHENTICATION_BACKENDS = ["accounts.backends.SignInNameBackend"]
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},

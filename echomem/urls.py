@@ -5,6 +5,7 @@ from django.views.generic import RedirectView
 
 from api.errors import not_found as api_not_found
 from echomem import views
+from web.limits import SIGN_IN, limited
 
 handler400 = "echomem.views.bad_request"
 admin.site.site_header = "Echo Memory administration"
@@ -21,6 +22,9 @@ urlpatterns = [
     path("metrics", views.metrics, name="metrics"),
     # Browsers ask for /favicon.ico on pages that name no icon (the admin's).
     path("favicon.ico", RedirectView.as_view(url=static("echomem/favicon.svg"), permanent=True)),
+    # The admin's sign-in guards the superuser: the site's sign-in limits, in the same
+    # windows (per address and per sign-in name), ahead of the admin's own route.
+    path("admin/login/", limited(*SIGN_IN)(admin.site.login)),
     path("admin/", admin.site.urls),
     path("billing/stripe/", include("billing.urls")),
     path("", include("web.urls")),

@@ -8,7 +8,7 @@ from importlib import import_module
 from django.conf import settings
 
 from echomem.celery import RETRIED, app
-from mcp_gateway.ratelimit import hits_expire
+from echomem.ratelimit import hits_expire
 from mcp_gateway.sessions import sessions_expire
 
 logger = logging.getLogger(__name__)
@@ -25,8 +25,9 @@ def expire_sessions() -> int:
 
 @app.task(**RETRIED)
 def expire_rate_limits() -> int:
-    """Counted requests whose window has passed (the PostgreSQL limiter trims an identity
-    only when it asks again; Redis expires its own keys)."""
+    """Counted requests whose window has passed, the API's and the web's limits alike (the
+    PostgreSQL limiter trims an identity only when it asks again; Redis expires its own
+    keys)."""
     expired = hits_expire()
     logger.info("expired %d rate-limit row(s)", expired)
     return expired

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import uuid
 from collections import defaultdict
 from dataclasses import dataclass
 
@@ -89,6 +90,13 @@ def fresh_key_cache():
 
     key_cache.forget()
     sessions.forget()
+
+
+@pytest.fixture(autouse=True)
+def fresh_rate_limit_windows(settings):
+    """Each test counts in its own Redis windows: sign-in pages count per address, and
+    every test's client is 127.0.0.1 (the database limiter's rows roll back anyway)."""
+    settings.RATE_LIMIT_REDIS_PREFIX = f"{settings.RATE_LIMIT_REDIS_PREFIX}{uuid.uuid4().hex}:"
 
 
 @pytest.fixture(autouse=True)

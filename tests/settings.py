@@ -24,7 +24,3 @@ RATE_LIMIT_REDIS_PREFIX = f"echo-test:{os.getpid()}:{os.urandom(4).hex()}:rl:"
 # Email verification is opted into per test (tests/web/test_email_verification.py), so the
 # other tests' new sign-ups may create keys at once.
 VERIFY_EMAIL = False
-# The web's rate limits count in PostgreSQL under test: each test's counts roll back with
-# it, where Redis would carry them into the next test (tests/web/test_rate_limits.py tries
-# Redis too).
-CACHES["ratelimit"] = {"BACKEND": "web.counting_cache.CountingCache"}  # noqa: F405

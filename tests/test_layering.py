@@ -28,3 +28,28 @@ def test_the_engine_never_imports_billing_or_the_edges():
         for path in ENGINE.rglob("*.py")
     }
     assert {path: modules for path, modules in offenders.items() if modules} == {}
+
+
+ROOT = ENGINE.parent
+DOORS = {"mcp_gateway", "api", "web"}
+# What every door shares lives below them all: admission, the rate limiter, the client key.
+SHARED_BY_THE_DOORS = ["echomem/admission.py", "echomem/ratelimit.py",
+                       "echomem/client_address.py", "accounts/sign_in_names.py"]
+
+
+def test_the_shared_admission_and_limits_import_no_door():
+    offenders = {name: sorted(m for m in imported_modules(ROOT / name)
+                              if m.split(".")[0] in DOORS)
+                 for name in SHARED_BY_THE_DOORS}
+    assert {name: found for name, found in offenders.items() if found} == {}
+
+
+def test_the_web_imports_no_other_door_and_no_door_imports_the_web():
+    offenders = {}
+    for door in DOORS:
+        others = {"mcp_gateway", "api"} if door == "web" else {"web"}
+        for path in (ROOT / door).rglob("*.py"):
+            found = sorted(m for m in imported_modules(path) if m.split(".")[0] in others)
+            if found:
+                offenders[str(path.relative_to(ROOT))] = found
+    assert offenders == {}

@@ -4,21 +4,18 @@ from django import forms
 from django.contrib.auth import get_user_model, password_validation
 from django.contrib.auth.forms import AuthenticationForm, UsernameField
 
+from accounts.sign_in_names import FoldedEmailField
 from memories.models import MEMORY_NAME_RULE, memory_name_validator
 
 
 class SignUpForm(forms.Form):
-    email = forms.EmailField(max_length=150, widget=forms.EmailInput(
+    # Whether the email has an account is not this form's business: sign-up answers the
+    # same either way (web/signup.py).
+    email = FoldedEmailField(max_length=150, widget=forms.EmailInput(
         attrs={"autocomplete": "email", "autofocus": True}))
     password = forms.CharField(strip=False, widget=forms.PasswordInput(
         attrs={"autocomplete": "new-password"}),
         help_text=password_validation.password_validators_help_text_html())
-
-    def clean_email(self) -> str:
-        email = get_user_model().objects.normalize_email(self.cleaned_data["email"]).lower()
-        if get_user_model().objects.filter(username__iexact=email).exists():
-            raise forms.ValidationError("An account with this email exists; sign in instead.")
-        return email
 
     def clean(self):
         cleaned = super().clean()
@@ -73,13 +70,8 @@ class DeleteAccountForm(forms.Form):
 
 
 class SignInForm(AuthenticationForm):
-    """Sign-up stores the email, lower-cased, as the user name; staff keep their own names."""
+    """The email (staff: their user name), found in any case or width by the sign-in
+    backend (accounts/backends.py)."""
 
     username = UsernameField(label="Email", widget=forms.TextInput(
         attrs={"autofocus": True, "autocomplete": "username"}))
-
-    def clean(self):
-        typed = self.cleaned_data.get("username") or ""
-        if "@" in typed:
-            self.cleaned_data["username"] = typed.strip().lower()
-        return super().clean()

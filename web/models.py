@@ -5,7 +5,8 @@ from django.db import models
 
 
 class RateCounter(models.Model):
-    """One window of one rate limit on a box without Redis (web/counting_cache.py)."""
+    """No longer written: the web's limits count in echomem/ratelimit.py since issue 37.
+    The table stays until a migration of this app drops it."""
 
     key = models.CharField(max_length=250, primary_key=True)
     count = models.BigIntegerField()

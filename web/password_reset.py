@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.contrib import messages
+from django.contrib.auth import forms as auth_forms
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.tokens import default_token_generator
 from django.shortcuts import render
@@ -13,7 +14,10 @@ from django.urls import reverse, reverse_lazy
 from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 
-from web.limits import by_ip, by_posted, limited
+from accounts.backends import SIGN_IN_BACKEND
+from accounts.sign_in_names import FoldedEmailField, users_matching
+from web import account_mail
+from web.limits import by_address, by_posted, limited
 
 INVALID_LINK = ("This link is not valid: it was used already, has expired, or was copied "
                 "incompletely.")
@@ -27,9 +31,31 @@ def sign_in_link(user, base_url: str) -> str:
     return base_url.rstrip("/") + path
 
 
-class ResetRequest(auth_views.PasswordResetView):
-    """Asks for the email; sign-up stored it lower-cased and the form matches any case."""
+class ResetRequestForm(auth_forms.PasswordResetForm):
+    """The email, found in any case or width (accounts/sign_in_names.py), also for users
+    stored before names were folded. One mail goes out either way: the link to each user
+    found, or a note that no account can reset with the address, so that the time taken
+    does not tell whether the address has an account."""
 
+    email = FoldedEmailField(label="Email", max_length=254,
+                             widget=auth_forms.forms.EmailInput(attrs={"autocomplete": "email"}))
+
+    def get_users(self, email):
+        return [user for user in users_matching(email, fields=("email",))
+                if user.is_active and user.has_usable_password()]
+
+    def save(self, *, request, **kwargs) -> None:
+        email = self.cleaned_data["email"]
+        if not self.get_users(email):
+            account_mail.no_account_to_reset(email, request.build_absolute_uri)
+            return
+        super().save(request=request, **kwargs)
+
+
+class ResetRequest(auth_views.PasswordResetView):
+    """Asks for the email and mails the link (ResetRequestForm)."""
+
+    form_class = ResetRequestForm
     template_name = "web/password_reset.html"
     email_template_name = "web/email/password_reset.txt"
     subject_template_name = "web/email/password_reset_subject.txt"
@@ -47,7 +73,7 @@ class ResetSent(auth_views.PasswordResetDoneView):
 class ResetConfirm(auth_views.PasswordResetConfirmView):
     template_name = "web/password_reset_confirm.html"
     post_reset_login = True
-    post_reset_login_backend = "django.contrib.auth.backends.ModelBackend"
+    post_reset_login_backend = SIGN_IN_BACKEND
     success_url = reverse_lazy("web:dashboard")
 
     def render_to_response(self, context, **kwargs):
@@ -63,5 +89,5 @@ class ResetConfirm(auth_views.PasswordResetConfirmView):
         return response
 
 
-request_view = limited(("password_reset_ip", by_ip),
+request_view = limited(("password_reset_ip", by_address),
                        ("password_reset_email", by_posted("email")))(ResetRequest.as_view())

@@ -13,6 +13,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts import team
+from accounts.backends import SIGN_IN_BACKEND
 from accounts.models import Account, Membership
 from accounts.principal import principal_for_member
 from echomem.errors import NotFound, ValidationFailed
@@ -178,7 +179,7 @@ def invitation_accept(request: HttpRequest, token: str) -> HttpResponse:
             elif form is not None and form.is_valid():
                 user, membership = team.accept_as_new_user(
                     token=token, password=form.cleaned_data["password"])
-                login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+                login(request, user, backend=SIGN_IN_BACKEND)
             else:
                 membership = None
         except team.InvitationUnusable as unusable:

@@ -4,10 +4,11 @@ from django import forms
 from django.contrib.auth import password_validation
 
 from accounts.models import Membership
+from accounts.sign_in_names import FoldedEmailField
 
 
 class InviteForm(forms.Form):
-    email = forms.EmailField(max_length=150, widget=forms.EmailInput(
+    email = FoldedEmailField(max_length=150, widget=forms.EmailInput(
         attrs={"autocomplete": "off"}), help_text="The invitation link is emailed here.")
     role = forms.ChoiceField(choices=Membership.Role.choices, initial=Membership.Role.MEMBER,
                              help_text="Members use memories and their own keys; admins "

@@ -9,17 +9,20 @@ from web import (
     explorer_notes,
     password_reset,
     redaction,
+    signup,
     team,
     verification,
     views,
 )
 from web.forms import SignInForm
-from web.limits import by_ip, by_posted, by_user, limited
+from web.limits import SIGN_IN, by_address, by_posted, by_user, limited
 
 app_name = "web"
 urlpatterns = [
-    path("signup/", limited(("signup_ip", by_ip))(views.signup), name="signup"),
-    path("login/", limited(("login_ip", by_ip), ("login_email", by_posted("username")))(
+    path("signup/", limited(("signup_ip", by_address), ("signup_email", by_posted("email")))(
+        signup.signup), name="signup"),
+    path("signup/sent/", signup.signup_sent, name="signup_sent"),
+    path("login/", limited(*SIGN_IN)(
         auth_views.LoginView.as_view(template_name="web/login.html",
                                      authentication_form=SignInForm,
                                      redirect_authenticated_user=True)), name="login"),
@@ -52,7 +55,7 @@ urlpatterns = [
     path("audit/export.csv", audit_log.audit_export_csv, name="audit_export_csv"),
     path("audit/export.jsonl", audit_log.audit_export_jsonl, name="audit_export_jsonl"),
     path("audit/verify/", audit_log.audit_verify_chain, name="audit_verify"),
-    path("team/", team.team_page, name="team"),
+    path("team/", limited(("invite_user", by_user))(team.team_page), name="team"),
     path("account/redaction/", redaction.redaction_settings, name="redaction_settings"),
     path("team/leave/", team.account_leave, name="account_leave"),
     path("team/members/<int:member_id>/role/", team.member_role, name="member_role"),

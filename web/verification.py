@@ -3,25 +3,20 @@ link; until it is opened the person sees a banner and cannot create API keys."""
 
 from __future__ import annotations
 
-import logging
-import smtplib
-
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.core import signing
-from django.core.mail import send_mail
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.template.loader import render_to_string
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from web import account_mail
 from web.limits import by_user, limited
 from web.models import UnverifiedEmail
 
-log = logging.getLogger(__name__)
 SALT = "web.verify-email"
 INVALID_LINK = ("This confirmation link is not valid: it has expired, belongs to an "
                 "address changed since, or was copied incompletely. Sign in and press "
@@ -38,21 +33,25 @@ def mark_unverified(user) -> None:
     UnverifiedEmail.objects.update_or_create(user=user, defaults={"email": user.email})
 
 
-def send_link(request: HttpRequest, user) -> bool:
-    """Mail the link; False (logged) when the mail server refuses or cannot be reached."""
+def mail_link(user, absolute: account_mail.Absolute, *, signed_in: bool = False) -> bool:
+    """Mail the confirmation link (with the sign-in page's, unless the person is signed in);
+    False (logged) when the mail server refuses or cannot be reached."""
     token = signing.dumps({"user": user.pk, "email": user.email}, salt=SALT)
-    link = request.build_absolute_uri(reverse("web:verify_email", kwargs={"token": token}))
-    hours = settings.VERIFY_EMAIL_MAX_AGE // 3600
-    try:
-        send_mail("Confirm your email for Echo Memory",
-                  render_to_string("web/email/verify_email.txt", {"link": link, "hours": hours}),
-                  None, [user.email])
-    except (OSError, smtplib.SMTPException) as failure:
-        log.warning("could not send the confirmation email to user %s: %s", user.pk, failure)
-        messages.error(request, "We could not send the confirmation email just now; press "
-                                "“Send the link again” in a few minutes.")
-        return False
-    return True
+    return account_mail.send(
+        subject="Confirm your email for Echo Memory", template="verify_email.txt",
+        context={"link": absolute(reverse("web:verify_email", kwargs={"token": token})),
+                 "hours": settings.VERIFY_EMAIL_MAX_AGE // 3600,
+                 "sign_in": "" if signed_in else absolute(reverse("web:login"))},
+        to=user.email)
+
+
+def send_link(request: HttpRequest, user) -> bool:
+    """Mail the link again to the signed-in person; a refusal is shown to them."""
+    if mail_link(user, request.build_absolute_uri, signed_in=True):
+        return True
+    messages.error(request, "We could not send the confirmation email just now; press "
+                            "“Send the link again” in a few minutes.")
+    return False
 
 
 def confirm(token: str):

@@ -7,13 +7,10 @@ from collections.abc import Callable
 from functools import wraps
 from typing import Any
 
-from django.conf import settings
 from django.contrib import messages
-from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
-from django.db import transaction
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
@@ -44,33 +41,11 @@ from web.forms import (
     NewKeyForm,
     NewMemoryForm,
     RenameMemoryForm,
-    SignUpForm,
 )
-from web.services import sign_up
-from web.verification import is_unverified, mark_unverified, send_link
+from web.verification import is_unverified
 
 RECENT_CHANGES = 5
 LIST_PAGE = 25
-
-
-@require_http_methods(["GET", "POST"])
-def signup(request: HttpRequest) -> HttpResponse:
-    if not settings.OPEN_SIGNUP:
-        raise Http404("Sign-up is closed on this server: ask its owner for an invitation.")
-    if request.user.is_authenticated:
-        return redirect("web:dashboard")
-    form = SignUpForm(request.POST or None)
-    if request.method == "POST" and form.is_valid():
-        with transaction.atomic():  # no account that skipped verification by a failure
-            user, _ = sign_up(email=form.cleaned_data["email"],
-                              password=form.cleaned_data["password"])
-            if settings.VERIFY_EMAIL:
-                mark_unverified(user)
-        login(request, user, backend="django.contrib.auth.backends.ModelBackend")
-        if settings.VERIFY_EMAIL:
-            send_link(request, user)
-        return redirect("web:dashboard")
-    return render(request, "web/signup.html", {"form": form})
 
 
 def member_page(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:

@@ -131,7 +131,10 @@ def test_a_hosted_box_signs_people_up_and_verifies_their_email(home, servers, tm
     with httpx.Client(follow_redirects=True) as browser:
         signed_up = _form_post(browser, f"{base}/signup/", {
             "email": "Grace@Example.com", "password": "a long passphrase 42"})
-        assert signed_up.url.path == "/dashboard/" and "Confirm your email" in signed_up.text
+        assert signed_up.url.path == "/signup/sent/" and "Check your email" in signed_up.text
+        signed_in = _form_post(browser, f"{base}/login/", {
+            "username": "grace@example.com", "password": "a long passphrase 42"})
+        assert signed_in.url.path == "/dashboard/" and "Confirm your email" in signed_in.text
         assert browser.get(f"{base}/keys/new/").status_code == 403
         deadline = time.monotonic() + 10
         while not (mailed := VERIFY.search(server.output())) and time.monotonic() < deadline:

@@ -1,5 +1,5 @@
-"""A person signs up in the browser, creates and deletes a memory, creates an API key,
-sees it once, and revokes it."""
+"""A person signs up in the browser, signs in, creates and deletes a memory, creates an API
+key, sees it once, and revokes it."""
 
 from __future__ import annotations
 
@@ -16,6 +16,13 @@ def test_sign_up_create_and_revoke_a_key_sign_out_and_in(live_server, page, visi
 
     page.get_by_label("Password").fill("a long passphrase 42")
     visits.click("button", "Sign up")
+    # The same answer whether or not the address had an account: check the inbox, sign in.
+    assert page.url.endswith("/signup/sent/")
+    assert page.get_by_role("heading", name="Check your email").is_visible()
+    visits.goto(f"{live_server.url}/login/")
+    page.get_by_label("Email").fill("grace@example.com")
+    page.get_by_label("Password").fill("a long passphrase 42")
+    visits.click("button", "Sign in")
     assert page.url.endswith("/dashboard/")
     assert page.get_by_role("heading", name="Memories").is_visible()
     assert page.get_by_role("code").filter(has_text="default").first.is_visible()

@@ -74,6 +74,11 @@ def test_sign_up_to_agent_write_to_explorer_audit_team_and_erasure(live_server, 
     page.get_by_label("Email").fill(OWNER)
     page.get_by_label("Password").fill("a long passphrase 42")
     visits.click("button", "Sign up")
+    assert page.url.endswith("/signup/sent/")
+    visits.goto(f"{url}/login/")
+    page.get_by_label("Email").fill(OWNER)
+    page.get_by_label("Password").fill("a long passphrase 42")
+    visits.click("button", "Sign in")
     assert page.url.endswith("/dashboard/")
 
     visits.click("link", "New memory")

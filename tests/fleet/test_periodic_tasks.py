@@ -20,7 +20,6 @@ from mcp_gateway.models import McpSession, RateLimitHit
 from memories import reembedding
 from memories.models import EmbeddingModelState, Entity, Fact
 from tests.fleet.conftest import write_waiting_facts
-from web.models import RateCounter
 
 # Every periodic task and the test below that shows it working.
 COVERED = {
@@ -28,8 +27,8 @@ COVERED = {
     "memories.tasks.reembed_after_model_change":
         "test_after_a_model_change_every_vector_is_made_again_once",
     "mcp_gateway.tasks.expire_sessions": "test_idle_sessions_expire",
-    "mcp_gateway.tasks.expire_rate_limits": "test_passed_rate_windows_are_deleted",
-    "web.tasks.expire_rate_counters": "test_passed_rate_windows_are_deleted",
+    "mcp_gateway.tasks.expire_rate_limits":
+        "test_passed_rate_windows_are_deleted_each_by_its_own_window",
     "billing.tasks.retry_failed_events": "test_failed_billing_events_are_handled_again",
 }
 
@@ -141,16 +140,17 @@ def test_idle_sessions_expire(alice, settings):
     assert not SessionStore().exists(signed_in.session_key)
 
 
-def test_passed_rate_windows_are_deleted(db):
+def test_passed_rate_windows_are_deleted_each_by_its_own_window(db, settings, eager):
+    settings.WEB_RATE_LIMITS = {**settings.WEB_RATE_LIMITS, "signup_ip": "10/h"}
     now = timezone.now()
     RateLimitHit.objects.create(identity="key:1", at=now - timedelta(minutes=5))
     RateLimitHit.objects.create(identity="key:1", at=now)
-    RateCounter.objects.create(key="login:old", count=3, expires=now - timedelta(minutes=1))
-    RateCounter.objects.create(key="login:new", count=3, expires=now + timedelta(minutes=1))
-    assert run("mcp_gateway.tasks.expire_rate_limits") == 1
-    assert run("web.tasks.expire_rate_counters") == 1
-    assert RateLimitHit.objects.get().at == now
-    assert RateCounter.objects.get().key == "login:new"
+    # A sign-up 5 minutes ago still counts in its hour; one 2 hours ago no longer does.
+    RateLimitHit.objects.create(identity="limit:signup_ip:ab", at=now - timedelta(minutes=5))
+    RateLimitHit.objects.create(identity="limit:signup_ip:ab", at=now - timedelta(hours=2))
+    assert run("mcp_gateway.tasks.expire_rate_limits") == 2
+    assert sorted(RateLimitHit.objects.values_list("identity", "at")) == [
+        ("key:1", now), ("limit:signup_ip:ab", now - timedelta(minutes=5))]
 
 
 def test_failed_billing_events_are_handled_again(db):

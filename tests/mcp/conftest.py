@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from mcp_gateway import ratelimit
+from echomem import ratelimit
 
 BOTH = "application/json, text/event-stream"
 

@@ -7,7 +7,7 @@ import threading
 import pytest
 from django.db import connections
 
-from mcp_gateway import ratelimit
+from echomem import ratelimit
 from mcp_gateway.models import RateLimitHit
 
 BACKENDS = ["redis", "database"]
@@ -107,3 +107,51 @@ def test_the_database_backend_forgets_hits_that_left_the_window(db, settings):
     assert not limiter.hit("k", limit=3, window_ms=10_000, now_ms=9_000).allowed
     assert limiter.hit("k", limit=3, window_ms=10_000, now_ms=10_500).allowed
     assert RateLimitHit.objects.filter(identity="k").count() == 3
+
+
+# A self-hosted box's operator may give a key its own limit (accounts.services
+# api_key_rate_limit_set: the admin and `echo-memory manage key_rate_limit`).
+
+def _rate_of(actor, rate):
+    from accounts.services import api_key_rate_limit_set
+
+    api_key_rate_limit_set(key=actor.key, requests_per_minute=rate)
+
+
+def test_a_self_hosted_key_with_its_own_limit_is_held_to_it_at_both_doors(
+        backend, mcp_for, client, alice, bob, settings, fake_clock):
+    settings.SELF_HOSTED = True
+    settings.RATE_LIMIT_PER_MINUTE = 0  # the box's default: 240
+    _rate_of(alice, 3)
+    mcp_for(alice)  # 2 requests on /mcp
+    headers = {"Authorization": f"Bearer {alice.plaintext}"}
+    assert client.get("/api/v1/memories", headers=headers).status_code == 200
+    refused = client.get("/api/v1/memories", headers=headers)
+    assert refused.status_code == 429 and refused.json()["error"]["limit"] == 3
+    for _ in range(5):  # another key keeps the default
+        assert mcp_for(bob).request("ping").status_code == 200
+    _rate_of(alice, None)  # back to the default, from the next request on
+    assert client.get("/api/v1/memories", headers=headers).status_code == 200
+
+
+def test_a_keys_own_limit_beats_the_box_wide_setting_both_ways(backend, mcp_for, alice,
+                                                                settings, fake_clock):
+    settings.SELF_HOSTED = True
+    settings.RATE_LIMIT_PER_MINUTE = 2
+    _rate_of(alice, 5)
+    session = mcp_for(alice)
+    for _ in range(3):
+        assert session.request("ping").status_code == 200
+    assert session.request("ping").status_code == 429
+
+
+def test_the_hosted_service_keeps_the_plans_rate_whatever_a_key_says(backend, mcp_for, alice,
+                                                                     settings, fake_clock):
+    from accounts.models import ApiKey
+
+    settings.SELF_HOSTED = False
+    settings.RATE_LIMIT_PER_MINUTE = 0
+    ApiKey.objects.filter(pk=alice.key.pk).update(requests_per_minute=1)  # e.g. left from
+    session = mcp_for(alice)  # a self-hosted past: 2 requests already
+    for _ in range(10):
+        assert session.request("ping").status_code == 200
