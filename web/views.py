@@ -27,6 +27,7 @@ from memories.audit_log import AuditFilter, audit_page
 from memories.erasure import (
     MAY_DELETE,
     account_delete,
+    keys_defaulting_to,
     memory_delete,
     require_owner_or_admin,
 )
@@ -173,18 +174,41 @@ def memory_remove(request: HttpRequest, name: str) -> HttpResponse:
     principal, role = acting(request)
     memory = memory_for(principal, name)
     require_owner_or_admin(role)
-    form = DeleteMemoryForm(request.POST or None)
+    keys = list(keys_defaulting_to(memory))
+    others = list(Memory.objects.filter(account_id=principal.account_id)
+                  .exclude(pk=memory.pk).order_by("name").values_list("name", flat=True))
+    form = DeleteMemoryForm(request.POST or None, keys=keys, others=others)
     if request.method == "POST" and form.is_valid():
         try:
-            gone = memory_delete(principal, name, confirm=form.cleaned_data["confirm"])
+            gone = memory_delete(principal, name, confirm=form.cleaned_data["confirm"],
+                                 keys=form.keys_decision())
         except ValidationFailed as refused:
-            form.add_error("confirm", f"{refused.message}: {refused.fix}")
+            if refused.field == "keys":
+                # A key took this memory as its default since the page was loaded: list
+                # the keys as they are now and ask again.
+                keys = list(keys_defaulting_to(memory))
+                again = request.POST.copy()
+                again["keys_to"], again["shown_keys"] = "", ",".join(str(k.pk) for k in keys)
+                form = DeleteMemoryForm(again, keys=keys, others=others)
+                form.is_valid()
+            field = {"confirm": "confirm", "move_to": "keys_to"}.get(refused.field or "")
+            form.add_error(field, f"{refused.message}: {refused.fix}")
         else:
             messages.success(request, f"Memory {name} is deleted: {gone['facts']} facts and "
                                       f"{gone['entities']} entities, and their text in the "
-                                      "audit log.")
+                                      f"audit log.{_keys_fate(gone)}")
             return redirect("web:dashboard")
-    return render(request, "web/memory_delete.html", {"memory": memory, "form": form})
+    return render(request, "web/memory_delete.html", {"memory": memory, "form": form,
+                                                      "keys": keys})
+
+
+def _keys_fate(gone: dict[str, Any]) -> str:
+    if gone.get("keys_revoked"):
+        return f" {len(gone['keys_revoked'])} key(s) that used it by default are revoked."
+    if gone.get("keys_moved"):
+        return (f" {len(gone['keys_moved'])} key(s) that used it by default now use "
+                f"{gone['keys_moved_to']}.")
+    return ""
 
 
 @member_page
