@@ -33,6 +33,7 @@ urlpatterns = [
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("dashboard/", views.dashboard, name="dashboard"),
     path("keys/new/", limited(("key_create_user", by_user))(views.key_new), name="key_new"),
+    path("keys/<int:key_id>/created/", views.key_created, name="key_created"),
     path("memories/new/", views.memory_new, name="memory_new"),
     path("memories/<str:name>/delete/", views.memory_remove, name="memory_delete"),
     path("memories/<str:name>/rename/", views.memory_rename_page, name="memory_rename"),

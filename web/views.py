@@ -14,7 +14,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.db import transaction
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotAllowed
 from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods
@@ -37,6 +37,7 @@ from memories.overview import memory_overview
 from memories.recall_saves import recall_saves_this_month
 from memories.selectors import memory_for
 from memories.services import memory_create
+from web import shown_once
 from web.acting import acting
 from web.connect import connect_context
 from web.forms import (
@@ -133,10 +134,31 @@ def key_new(request: HttpRequest) -> HttpResponse:
             account=Account.objects.get(pk=principal.account_id), holder=request.user,
             name=form.cleaned_data["name"], tool=form.cleaned_data["tool"],
             default_memory=form.cleaned_data["default_memory"])
-        return render(request, "web/key_created.html", {
-            "key": key, "plaintext": plaintext, "export_line": export_line(key=plaintext),
-            **connect_context(request)})
+        shown_once.keep(request, "api_key", key.pk, plaintext)
+        return redirect("web:key_created", key_id=key.pk)
     return render(request, "web/key_new.html", {"form": form})
+
+
+@never_cache  # the page that shows a key's secret must not be kept by any cache
+@member_page
+def key_created(request: HttpRequest, key_id: int) -> HttpResponse:
+    """The new key's secret, on the first GET after its creation only: a reload says it was
+    shown and what to do if it was not copied."""
+    principal, _ = acting(request)
+    key = (ApiKey.objects.filter(pk=key_id, account_id=principal.account_id,
+                                 holder_id=request.user.pk, revoked_at__isnull=True)
+           .select_related("default_memory").first())
+    if key is None:
+        raise NotFound("there is no such API key of yours in this account", field="key",
+                       fix="create a key from the dashboard")
+    if request.method not in ("GET", "HEAD"):  # looked up first: another's key is a 404
+        return HttpResponseNotAllowed(["GET", "HEAD"])
+    held = shown_once.take(request, "api_key", key.pk)
+    plaintext = held[1] if held else None
+    return render(request, "web/key_created.html", {
+        "key": key, "plaintext": plaintext,
+        "export_line": export_line(key=plaintext) if plaintext else "",
+        **connect_context(request)})
 
 
 @member_page
