@@ -213,7 +213,7 @@ def memory_remove(request: HttpRequest, name: str) -> HttpResponse:
                 again["keys_to"], again["shown_keys"] = "", ",".join(str(k.pk) for k in keys)
                 form = DeleteMemoryForm(again, keys=keys, others=others)
                 form.is_valid()
-            field = {"confirm": "confirm", "move_to": "keys_to"}.get(refused.field or "")
+            field = {"keys": None, "move_to": "keys_to"}.get(refused.field or "", "confirm")
             form.add_error(field, f"{refused.message}: {refused.fix}")
         else:
             messages.success(request, f"Memory {name} is deleted: {gone['facts']} facts and "

@@ -45,7 +45,8 @@ def test_sign_up_mails_a_link_and_keys_wait_for_it(client, db, verifying):
     assert b"ada@example.com is confirmed" in confirmed.content
     assert BANNER not in confirmed.content
     assert not UnverifiedEmail.objects.filter(user=ada).exists()
-    assert client.post("/keys/new/", {"name": "laptop", "tool": "cursor"}).status_code == 200
+    assert client.post("/keys/new/", {"name": "laptop", "tool": "cursor"},
+                       follow=True).status_code == 200
     assert ApiKey.objects.filter(holder=ada).count() == 1
     assert client.get(path).status_code == 302  # opening it again is harmless
 
@@ -103,7 +104,8 @@ def test_off_sign_up_mails_nothing_and_keys_are_created_at_once(client, db, sett
     sign_up(client)
     assert mail.outbox == [] and not UnverifiedEmail.objects.exists()
     assert BANNER not in client.get("/dashboard/").content
-    assert client.post("/keys/new/", {"name": "laptop", "tool": "cursor"}).status_code == 200
+    assert client.post("/keys/new/", {"name": "laptop", "tool": "cursor"},
+                       follow=True).status_code == 200
 
 
 def test_resend_needs_a_sign_in_and_a_post(client, db):

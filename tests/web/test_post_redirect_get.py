@@ -67,6 +67,8 @@ NOT_CREATES = {
     "accounts/switch/": "changes the session", "billing": "a page", "billing/": "a redirect",
     "billing/checkout/": "sends to Stripe's page", "billing/portal/": "sends to Stripe's page",
     "docs/": "a page", "docs/<slug:page>/": "a page",
+    # (the sign-in branch adds it: the page its sign-up form redirects to)
+    "signup/sent/": "a notice",
 }
 
 

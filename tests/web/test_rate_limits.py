@@ -83,12 +83,14 @@ def test_key_creation_is_limited_per_person(client, alice, bob, limits):
     limits(key_create_user="2/h")
     client.force_login(alice.user)
     for n in range(2):
-        assert client.post("/keys/new/", {"name": f"k{n}", "tool": "cursor"}).status_code == 200
+        assert client.post("/keys/new/", {"name": f"k{n}", "tool": "cursor"},
+                           follow=True).status_code == 200
     refused = client.post("/keys/new/", {"name": "k3", "tool": "cursor"})
     assert refused.status_code == 429 and b"Try again in" in refused.content
     assert ApiKey.objects.filter(holder=alice.user, revoked_at__isnull=True).count() == 3
     client.force_login(bob.user)  # another person in the same account is not affected
-    assert client.post("/keys/new/", {"name": "k4", "tool": "cursor"}).status_code == 200
+    assert client.post("/keys/new/", {"name": "k4", "tool": "cursor"},
+                       follow=True).status_code == 200
 
 
 def test_redis_counts_the_same_way(client, db, limits, settings):
