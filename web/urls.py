@@ -5,6 +5,7 @@ from django.views.generic import RedirectView
 from web import (
     audit_log,
     billing,
+    docs_views,
     explorer,
     explorer_notes,
     password_reset,
@@ -69,4 +70,7 @@ urlpatterns = [
     path("billing/", RedirectView.as_view(pattern_name="web:billing", query_string=True)),
     path("billing/checkout/", billing.billing_checkout, name="billing_checkout"),
     path("billing/portal/", billing.billing_portal, name="billing_portal"),
+    # The user docs, served by the server itself (web/user_docs.py says why).
+    path("docs/", docs_views.docs_index, name="docs"),
+    path("docs/<slug:page>/", docs_views.docs_page, name="docs_page"),
 ]
