@@ -97,7 +97,7 @@ def test_sign_up_to_agent_write_to_explorer_audit_team_and_erasure(live_server, 
     visits.click("button", "Search")
     results = page.locator("[aria-labelledby=results-heading] li")
     assert "The full disk on db-2 caused the checkout outage." in results.first.inner_text()
-    assert "score" in results.first.inner_text()
+    assert "found by" in results.first.inner_text()
     visits.goto(f"{url}/memories/ops/cause/?subject=Checkout+outage&direction=both")
     diagram = page.locator("svg.cause-diagram")
     assert diagram.is_visible() and diagram.locator("line").count() == 2
