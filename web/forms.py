@@ -112,6 +112,13 @@ class SignInForm(AuthenticationForm):
 
     username = UsernameField(label="Email", widget=forms.TextInput(
         attrs={"autofocus": True, "autocomplete": "username"}))
+    # Django's own says "username", a field this page does not have, and that both fields
+    # may be case-sensitive, which the email is not.
+    error_messages = {
+        "invalid_login": "That email and password do not match an account here. Check both, "
+                         "or reset your password.",
+        "inactive": "This account is switched off; ask the server's operator.",
+    }
 
     def clean(self):
         typed = self.cleaned_data.get("username") or ""
