@@ -3,6 +3,7 @@ from django.urls import path
 from django.views.generic import RedirectView
 
 from web import (
+    account_settings,
     audit_log,
     billing,
     docs_views,
@@ -41,6 +42,7 @@ urlpatterns = [
     path("memories/<str:name>/make-default/", views.memory_default, name="memory_default"),
     path("keys/<int:key_id>/revoke/", views.key_revoke, name="key_revoke"),
     path("account/delete/", views.account_remove, name="account_delete"),
+    path("account/", account_settings.account_settings, name="account_settings"),
     path("memories/<str:name>/", explorer.memory_explorer, name="memory_explorer"),
     path("memories/<str:name>/entities/<uuid:entity_id>/", explorer.entity_page,
          name="explorer_entity"),

@@ -66,7 +66,7 @@ NOT_CREATES = {
     "team/invitations/<int:invitation_id>/revoke/": "revokes",
     "accounts/switch/": "changes the session", "billing": "a page", "billing/": "a redirect",
     "billing/checkout/": "sends to Stripe's page", "billing/portal/": "sends to Stripe's page",
-    "docs/": "a page", "docs/<slug:page>/": "a page",
+    "docs/": "a page", "docs/<slug:page>/": "a page", "account/": "renames",
     # (the sign-in branch adds it: the page its sign-up form redirects to)
     "signup/sent/": "a notice",
 }
