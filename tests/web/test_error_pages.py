@@ -96,3 +96,18 @@ def test_api_and_mcp_bad_hosts_stay_json(client, db):
     for path in ("/api/v1/memories", "/mcp"):
         answer = client.get(path, HTTP_HOST="not-this-server.example")
         assert answer.status_code == 400 and answer["Content-Type"] == "application/json"
+
+
+@pytest.mark.parametrize("signed_in", [False, True])
+@pytest.mark.parametrize("path", ["/no-such-page/", "/invitations/not-a-real-token/",
+                                  "/verify-email/not-a-real-token/",
+                                  "/password-reset/MQ/not-a-real-token/"])
+def test_every_refusal_page_offers_a_way_on(client, alice, path, signed_in):
+    """Pages that end a path (a missing page, a link that no longer works) point somewhere
+    besides the logo: the dashboard for a signed-in person, else the start page."""
+    if signed_in:
+        client.force_login(alice.user)
+    page = client.get(path, follow=True)
+    html = page.content.decode()
+    main = html.split("<main", 1)[1]
+    assert ('href="/dashboard/"' if signed_in else 'href="/"') in main, path
