@@ -34,22 +34,34 @@ def docs_dir() -> Path:
 @dataclass(frozen=True)
 class Guide:
     slug: str
+    name: str
     about: str  # what it answers, for the index
 
 
 # Every docs/*.md, in the order a newcomer needs them (a test checks that none is missing).
 GUIDES = [
-    Guide("dashboard", "This site's pages: memories, keys, the explorer, team, audit log."),
-    Guide("agents", "Connecting an agent: each client's setting, and the MCP transport."),
-    Guide("coding-agents", "The `memory` command for coding agents: setup, notes, vaults."),
-    Guide("api", "The REST API in prose; the interactive reference is at /api/v1/docs."),
-    Guide("engine", "How memory behaves: scopes, new versions of facts, search, causes."),
-    Guide("security", "The threat model, what is redacted, sign-in limits."),
-    Guide("self-hosting", "Running your own server: install, configuration, operations."),
-    Guide("billing", "Plans, units and invoices on the hosted service."),
-    Guide("benchmarks", "Speed and recall figures, with how they were measured."),
-    Guide("testing", "Running the test suite (for contributors)."),
-    Guide("security-fuzzing", "The fuzzing suite (for contributors)."),
+    Guide("dashboard", "Dashboard",
+          "This site's pages: memories, keys, the explorer, team, audit log."),
+    Guide("agents", "Connecting agents",
+          "Each client's setting, and the MCP transport."),
+    Guide("coding-agents", "Coding agents",
+          "The memory command for coding agents: setup, notes, EchoVault vaults."),
+    Guide("api", "REST API",
+          "The REST API in prose; the interactive reference is at /api/v1/docs."),
+    Guide("engine", "How memory behaves",
+          "Scopes, new versions of facts, search, causes, forgetting."),
+    Guide("security", "Security",
+          "The threat model, what is redacted, sign-in limits."),
+    Guide("self-hosting", "Self-hosting",
+          "Running your own server: install, configuration, operations."),
+    Guide("billing", "Billing",
+          "Plans, units and invoices on the hosted service."),
+    Guide("benchmarks", "Benchmarks",
+          "Speed and recall figures, with how they were measured."),
+    Guide("testing", "Testing",
+          "Running the test suite (for contributors)."),
+    Guide("security-fuzzing", "Fuzzing",
+          "The fuzzing suite (for contributors)."),
 ]
 BY_SLUG = {guide.slug: guide for guide in GUIDES}
 
