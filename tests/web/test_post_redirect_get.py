@@ -143,3 +143,20 @@ def test_a_new_invitations_link_is_shown_once_with_a_copy_button(client, alice):
     assert Invitation.objects.get(email="grace@example.com").token_hash == token_hash(token)
     again = client.get(posted["Location"]).content.decode()
     assert token not in again and "grace@example.com" in again  # listed, without its link
+
+
+def test_a_new_secret_never_rides_in_a_cookie(client, admin_client, alice):
+    """Not the key page's, nor the admin's, which shows a key it makes in a message."""
+    client.force_login(alice.user)
+    posted = client.post("/keys/new/", {"name": "laptop 2", "tool": "cursor"})
+    made = admin_client.post("/admin/accounts/apikey/add/", {
+        "account": alice.account.pk, "holder": alice.user.pk, "name": "ci",
+        "tool": "github-actions", "default_memory": ""})
+    for response in (posted, made):
+        assert response.status_code == 302
+        assert "messages" not in response.cookies  # signed, not encrypted: readable
+        for cookie in response.cookies.values():
+            assert not SECRET.search(cookie.value) and "em_" not in cookie.value, cookie.key
+    shown = admin_client.get(made["Location"]).content.decode()
+    assert SECRET.search(shown)  # the admin still shows it, once
+    assert not SECRET.search(admin_client.get(made["Location"]).content.decode())
