@@ -196,7 +196,7 @@ def test_cause_view_draws_the_chain_as_svg_beside_a_list(client, alice):
     ({"subject": "Outage", "max_hops": "9"}, "max_hops", "less than or equal to 6"),
     ({"subject": "Outage", "max_hops": "three"}, "max_hops", "whole number"),
     ({"subject": "Outage", "direction": "sideways"}, "direction", "valid choice"),
-    ({"subject": "Outage", "scope": "solo:nobody"}, "scope", "not a partition"),
+    ({"subject": "Outage", "scope": "solo:nobody"}, "scope", "not a scope"),
     ({"subject": "x" * 501}, "subject", "at most 500"),
     ({"subject": "Out\x00age"}, "subject", "Null characters"),
 ])
@@ -211,7 +211,7 @@ def test_bad_cause_parameters_are_field_errors(client, alice, params, field, say
 @pytest.mark.parametrize("params, field, says", [
     ({"after": "not-a-cursor"}, "after", "not one the server made"),
     ({"q": "x" * 2001}, "q", "at most 2000"),
-    ({"scope": "nonsense"}, "scope", "not a partition"),
+    ({"scope": "nonsense"}, "scope", "not a scope"),
 ])
 def test_bad_list_and_search_parameters_are_field_errors(client, alice, params, field, says):
     client.force_login(alice.user)
