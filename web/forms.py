@@ -73,11 +73,13 @@ class DeleteMemoryForm(forms.Form):
         self.keys = keys
         if keys:
             which = "this key" if len(keys) == 1 else f"these {len(keys)} keys"
+            them = "it" if len(keys) == 1 else "them"
             self.fields["keys_to"] = forms.ChoiceField(
                 label=f"What happens to {which}",
                 choices=[("", "Choose…"),
-                         (self.REVOKE, "Revoke: agents using them are refused from now on"),
-                         *((self.MOVE + name, f"Move them to {name}") for name in others)],
+                         (self.REVOKE, f"Revoke {them}: agents using {them} are refused "
+                                       "from now on"),
+                         *((self.MOVE + name, f"Move {them} to {name}") for name in others)],
                 error_messages={"required": f"Choose what happens to {which}: revoke, or "
                                             "move to another memory."},
                 help_text="Their agents write here when they name no memory. They never "
