@@ -31,7 +31,11 @@ from memories.erasure import (
     memory_delete,
     require_owner_or_admin,
 )
-from memories.memory_changes import memory_make_default, memory_rename
+from memories.memory_changes import (
+    keys_following_the_account_default,
+    memory_make_default,
+    memory_rename,
+)
 from memories.models import Memory
 from memories.overview import memory_overview
 from memories.recall_saves import recall_saves_this_month
@@ -256,7 +260,10 @@ def memory_rename_page(request: HttpRequest, name: str) -> HttpResponse:
 def memory_default(request: HttpRequest, name: str) -> HttpResponse:
     principal, _ = acting(request)
     memory = memory_make_default(principal, name)
-    messages.success(request, f"Memory {memory.name} is now the account's default.")
+    following = keys_following_the_account_default(principal.account_id)
+    messages.success(request, f"Memory {memory.name} is now the account's default: calls that "
+                              f"name no memory go there, from {following} key(s) without a "
+                              "default memory of their own too.")
     return redirect("web:dashboard")
 
 
