@@ -33,6 +33,8 @@ class MemoryInline(admin.TabularInline):
     extra = 0
     fields = ["name", "description", "created_at"]
     readonly_fields = ["created_at"]
+    # Deleted from the dashboard only, through the erasure path (memories/admin.py says why).
+    can_delete = False
 
 
 class AccountForm(forms.ModelForm):
@@ -55,6 +57,11 @@ class AccountAdmin(admin.ModelAdmin):
     list_display = ["name", "created_at"]
     search_fields = ["name"]
     inlines = [MembershipInline, MemoryInline]
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        # Deleting an account deletes its memories: only through the erasure path, by an
+        # owner on the dashboard's account page (memories.erasure.account_delete).
+        return False
 
 
 @admin.register(Membership)

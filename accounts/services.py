@@ -109,6 +109,29 @@ def api_key_rate_limit_set(*, key: ApiKey, requests_per_minute: int | None,
     return key
 
 
+KEY_DEFAULT_MOVED = "key.default_memory_changed"
+
+
+@transaction.atomic
+def api_key_move(*, key: ApiKey, to: Memory, actor_id: int | None, why: str) -> ApiKey:
+    """Point a live key's default memory (where its calls naming no memory read and write)
+    at `to`, a memory of the key's account; the event says from where, to where and why."""
+    if to.account_id != key.account_id:
+        raise ValidationFailed("the memory belongs to another account", field="move_to",
+                               fix="pick a memory of this account")
+    before = (Memory.objects.filter(pk=key.default_memory_id).values_list("name", flat=True)
+              .first())
+    ApiKey.objects.filter(pk=key.pk).update(default_memory=to)
+    key.default_memory = to
+    account_event(account_id=key.account_id, actor_id=actor_id, action=KEY_DEFAULT_MOVED,
+                  object_id=key.pk, after={**_key_summary(key), "from": before,
+                                           "to": to.name, "why": why})
+    # As for a revocation: this process at once, the others within key_cache.TTL_SECONDS.
+    key_cache.forget(key.prefix)
+    transaction.on_commit(lambda: key_cache.forget(key.prefix))
+    return key
+
+
 def _key_summary(key: ApiKey) -> dict[str, object]:
     return {"key": f"em_{key.prefix}_…", "name": key.name, "tool": key.tool,
             "holder": key.holder_id}

@@ -24,6 +24,11 @@ SECRET_KEY = env.str("SECRET_KEY", default="") or persistent_secret_key(ECHO_MEM
 DEBUG = env.bool("DEBUG", default=False)
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
+# A form refused for its CSRF token gets the site's page saying what to do (reload, cookies).
+CSRF_FAILURE_VIEW = "echomem.error_pages.csrf_failure"
+# Messages wait in the server-side session, not in a cookie: the admin shows a new key's
+# secret in one, and a secret never travels but in the page that shows it.
+MESSAGE_STORAGE = "django.contrib.messages.storage.session.SessionStorage"
 
 # The public address agents are told to use; quickstart derives it from --host/--port.
 PUBLIC_URL = env.str("ECHO_MEMORY_PUBLIC_URL", default="").rstrip("/")

@@ -32,3 +32,9 @@ urlpatterns = [
     # not with Django's redirect to an added slash).
     re_path(r"^api(/.*)?$", api_not_found),
 ]
+
+# Errors outside a view's own reply: JSON at /mcp and /api, a page in the site's layout with
+# a way on for a browser (echomem/error_pages.py); CSRF_FAILURE_VIEW in settings likewise.
+handler403 = "echomem.error_pages.permission_denied"
+handler404 = "echomem.error_pages.page_not_found"
+handler500 = "echomem.error_pages.server_error"

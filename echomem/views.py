@@ -6,11 +6,10 @@ from django.conf import settings
 from django.core.exceptions import DisallowedHost
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
-from django.views import defaults
 from django.views.decorators.http import require_GET
 
+from echomem import error_pages, readiness
 from echomem import metrics as prometheus_metrics
-from echomem import readiness
 from mcp_gateway.jsonrpc import INVALID_REQUEST, error_body
 from web.connect import connect_context
 
@@ -61,7 +60,7 @@ def home(request: HttpRequest):
 
 def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
     """Django's 400 for a request it finds suspicious (a Host not in ALLOWED_HOSTS, ...),
-    in the shape of the door it was sent to; the web pages keep Django's page."""
+    in the shape of the door it was sent to; a browser gets the site's page for it."""
     field = "Host" if isinstance(exception, DisallowedHost) else "request"
     message = (f"the Host header is not one this server answers to; {HOST_FIX}"
                if field == "Host" else f"the request was refused ({exception.__class__.__name__})")
@@ -71,7 +70,7 @@ def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
     if request.path.startswith("/api"):
         return JsonResponse({"error": {"code": "invalid_request", "field": field,
                                        "message": message}}, status=400)
-    return defaults.bad_request(request, exception)
+    return error_pages.bad_request(request, exception)
 
 
 HOST_FIX = ("send the server's own name (ALLOWED_HOSTS, e.g. localhost) in Host; an operator "

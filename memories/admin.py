@@ -8,3 +8,10 @@ class MemoryAdmin(admin.ModelAdmin):
     list_display = ["name", "account", "created_at"]
     search_fields = ["name", "account__name"]
     autocomplete_fields = ["account"]
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        # The admin would delete with the ORM: around the erasure path (the memory's text
+        # would stay in the audit log) and moving the keys whose default it is to the
+        # account's default without anyone choosing. Owners and admins delete a memory
+        # from the dashboard, which asks about those keys (memories.erasure.memory_delete).
+        return False

@@ -11,13 +11,15 @@ and its `memory.forgotten` event lists the seqs it erased.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from django.db import connection, models, transaction
 
-from accounts.models import Account, Membership
+from accounts.models import Account, ApiKey, Membership
 from accounts.principal import Principal
-from echomem.errors import Forbidden, ValidationFailed
+from accounts.services import api_key_move, api_key_revoke
+from echomem.errors import Forbidden, NotFound, ValidationFailed
 from memories.audit import (
     ACCOUNT_PARTITION,
     MEMORY_DELETED,
@@ -31,8 +33,34 @@ from memories.selectors import memory_for
 MAY_DELETE = {Membership.Role.OWNER, Membership.Role.ADMIN}
 
 
-def memory_delete(principal: Principal, name: str, *, confirm: str) -> dict[str, Any]:
-    """Delete the memory `name` of the principal's account; `confirm` must repeat the name."""
+@dataclass(frozen=True)
+class KeysDecision:
+    """What the person chose for the live keys whose default is the memory being deleted.
+
+    `key_ids` are the keys they were shown: a key that took the memory as its default since
+    is not covered, and the deletion is refused until they choose for it too. `move_to` is
+    the memory those keys use from now on; None revokes them.
+    """
+
+    key_ids: frozenset[int]
+    move_to: str | None = None
+
+
+def keys_defaulting_to(memory: Memory):
+    """The live keys whose calls that name no memory read and write `memory`."""
+    return (ApiKey.objects.filter(account_id=memory.account_id, default_memory=memory,
+                                  revoked_at__isnull=True)
+            .select_related("holder").order_by("pk"))
+
+
+def memory_delete(principal: Principal, name: str, *, confirm: str,
+                  keys: KeysDecision | None = None) -> dict[str, Any]:
+    """Delete the memory `name` of the principal's account; `confirm` must repeat the name.
+
+    A key whose default is this memory would otherwise write to the account's default from
+    then on, without anyone having said so: while such keys are live the deletion is
+    refused unless `keys` says what happens to each (revoked, or moved to another memory),
+    and each key's fate is in the audit log."""
     if confirm != name:
         raise ValidationFailed(f"type the memory's name, {name!r}, to confirm its deletion",
                                field="confirm", fix=f"enter exactly {name!r}")
@@ -45,6 +73,7 @@ def memory_delete(principal: Principal, name: str, *, confirm: str) -> dict[str,
                 field="memory", fix="make another memory the default first, then delete this one")
         # Writers to this memory wait for us, then find it gone.
         Memory.objects.select_for_update().filter(pk=memory.pk).exists()
+        settled = _settle_keys(principal, memory, keys)
         counted = {label: model.objects.filter(memory_id=memory.pk).count()
                    for label, model in (("entities", Entity), ("facts", Fact),
                                         ("episodes", Episode))}
@@ -52,10 +81,48 @@ def memory_delete(principal: Principal, name: str, *, confirm: str) -> dict[str,
         erased = erase_memory_events(account_id=memory.account_id, memory_id=memory.pk)
         audit_record(principal=principal, memory=memory, partition=ACCOUNT_PARTITION,
                      session_id="", changes=[Change(MEMORY_DELETED, str(memory.pk), before={
-                         "name": memory.name, **counted, "audit_events_erased": erased})])
+                         "name": memory.name, **counted, "audit_events_erased": erased,
+                         **settled})])
         with connection.cursor() as cursor:
             cursor.execute("DELETE FROM memories_memory WHERE id = %s", [memory.pk])
-    return {"deleted": memory.name, **counted, "audit_events_erased": erased}
+    return {"deleted": memory.name, **counted, "audit_events_erased": erased, **settled}
+
+
+def _settle_keys(principal: Principal, memory: Memory,
+                 decision: KeysDecision | None) -> dict[str, Any]:
+    """Revoke or move the live keys whose default is `memory`, as the person chose; refuse
+    when any of them was not part of the choice. Locked, so none appears meanwhile."""
+    live = list(keys_defaulting_to(memory).select_for_update(of=("self",)))
+    if not live:
+        return {}
+    unchosen = [key for key in live if decision is None or key.pk not in decision.key_ids]
+    if unchosen:
+        listed = ", ".join(f"{key.name} (em_{key.prefix}_…, {key.tool})" for key in unchosen)
+        which = "a live key uses" if len(unchosen) == 1 else f"{len(unchosen)} live keys use"
+        raise ValidationFailed(
+            f"{which} {memory.name!r} as default memory: {listed}; deleting it would send "
+            "their writes to another memory without anyone choosing it",
+            field="keys", fix="choose for these keys: revoke them, or move them to another "
+                              "memory you pick (the delete page asks), then delete")
+    if decision.move_to is None:
+        for key in live:
+            api_key_revoke(key=key, actor_id=principal.holder_id)
+        return {"keys_revoked": [key.pk for key in live]}
+    try:
+        target = memory_for(principal, decision.move_to)
+    except NotFound as missing:  # a choice made on a page loaded before it was deleted
+        raise ValidationFailed(missing.message, field="move_to",
+                               fix="pick one of this account's memories") from None
+    # Not deleted under the keys while they move to it.
+    Memory.objects.select_for_update().filter(pk=target.pk).exists()
+    if target.pk == memory.pk:
+        raise ValidationFailed(f"the keys cannot move to {memory.name!r}: it is the memory "
+                               "being deleted", field="move_to",
+                               fix="pick another memory of this account")
+    for key in live:
+        api_key_move(key=key, to=target, actor_id=principal.holder_id,
+                     why=f"memory {memory.name!r} was deleted")
+    return {"keys_moved": [key.pk for key in live], "keys_moved_to": target.name}
 
 
 def account_delete(principal: Principal, *, confirm: str) -> dict[str, Any]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
-from accounts.models import Account
+from accounts.models import Account, ApiKey
 from accounts.principal import Principal
 from echomem.errors import ValidationFailed
 from memories.audit import Change, audit_record
@@ -57,8 +57,17 @@ def memory_make_default(principal: Principal, name: str) -> Memory:
         previous = (Memory.objects.filter(pk=account.default_memory_id)
                     .values_list("name", flat=True).first())
         Account.objects.filter(pk=account.pk).update(default_memory=memory)
+        # The keys whose writes follow: the page says how many, and so does the log.
+        following = keys_following_the_account_default(principal.account_id)
         audit_record(principal=principal, memory=memory, partition=ACCOUNT_PARTITION,
                      session_id="", changes=[Change(DEFAULT_CHANGED, str(memory.pk),
                                                     before={"default_memory": previous},
-                                                    after={"default_memory": memory.name})])
+                                                    after={"default_memory": memory.name,
+                                                           "keys_following": following})])
     return memory
+
+
+def keys_following_the_account_default(account_id: int) -> int:
+    """Live keys that name no default memory of their own: they use the account's."""
+    return ApiKey.objects.filter(account_id=account_id, default_memory__isnull=True,
+                                 revoked_at__isnull=True).count()

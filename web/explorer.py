@@ -31,6 +31,10 @@ from web.explorer_forms import CauseForm, FactsForm
 from web.views import member_page
 
 SEARCH_RESULTS = 20
+# What found each result, in the words the page uses (query_memory's `matched`). The page
+# shows no score: the order is the fused ranking's, and a cosine beside it would not follow
+# that order (a fact the words found ranks above a closer one by meaning).
+FOUND_BY = {"vector": "meaning", "text": "words", "digest": "recency"}
 
 
 def memory_page(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
@@ -67,7 +71,10 @@ def memory_explorer(request: HttpRequest, principal: Principal, memory: Memory) 
                     QueryMemoryArgs, {"memory": memory.name, "scope": scope.engine_scope,
                                       "query": query, "top_k": SEARCH_RESULTS,
                                       "include_superseded": form.cleaned_data["superseded"]}))
-                context["results"] = results | {"facts": with_links(memory, results["facts"])}
+                facts = with_links(memory, results["facts"])
+                for fact in facts:
+                    fact["found_by"] = [FOUND_BY.get(how, how) for how in fact["matched"]]
+                context["results"] = results | {"facts": facts}
             else:
                 context["page"] = fact_page(memory, scope.partition,
                                             superseded=form.cleaned_data["superseded"],

@@ -9,7 +9,7 @@ from memories.browse import ScopeChoice
 
 
 class ScopedForm(forms.Form):
-    scope = forms.ChoiceField(label="Partition", required=False,
+    scope = forms.ChoiceField(label="Scope", required=False,
                               help_text="Shared facts, or the solo facts of one of your tools.")
 
     def __init__(self, *args, scopes: list[ScopeChoice], **kwargs):
@@ -17,7 +17,7 @@ class ScopedForm(forms.Form):
         self.scopes = {choice.value: choice for choice in scopes}
         self.fields["scope"].choices = [(c.value, c.label) for c in scopes]
         self.fields["scope"].error_messages["invalid_choice"] = (
-            "%(value)s is not a partition you can read here; pick one from the list.")
+            "%(value)s is not a scope you can read here; pick one from the list.")
 
     def chosen_scope(self) -> ScopeChoice:
         return self.scopes.get(self.cleaned_data.get("scope") or "shared",

@@ -5,6 +5,7 @@ from django.contrib.auth import get_user_model, password_validation
 from django.contrib.auth.forms import AuthenticationForm, UsernameField
 
 from accounts.sign_in_names import FoldedEmailField
+from memories.erasure import KeysDecision
 from memories.models import MEMORY_NAME_RULE, memory_name_validator
 
 
@@ -56,7 +57,43 @@ class NewMemoryForm(forms.Form):
 
 
 class DeleteMemoryForm(forms.Form):
+    """The name typed to confirm and, when live keys use the memory as their default, what
+    happens to them (memories.erasure.memory_delete refuses a deletion that leaves it out)."""
+
+    REVOKE = "revoke"
+    MOVE = "to:"  # + a memory's name: no memory name contains ':'
+
     confirm = forms.CharField(label="Type the memory's name to confirm", max_length=64)
+
+    def __init__(self, *args, keys: list, others: list[str], **kwargs):
+        super().__init__(*args, **kwargs)
+        self.keys = keys
+        if keys:
+            which = "this key" if len(keys) == 1 else f"these {len(keys)} keys"
+            them = "it" if len(keys) == 1 else "them"
+            self.fields["keys_to"] = forms.ChoiceField(
+                label=f"What happens to {which}",
+                choices=[("", "Choose…"),
+                         (self.REVOKE, f"Revoke {them}: agents using {them} are refused "
+                                       "from now on"),
+                         *((self.MOVE + name, f"Move {them} to {name}") for name in others)],
+                error_messages={"required": f"Choose what happens to {which}: revoke, or "
+                                            "move to another memory."},
+                help_text="Their agents write here when they name no memory. They never "
+                          "move to another memory unless you pick it.")
+            self.fields["shown_keys"] = forms.CharField(
+                widget=forms.HiddenInput, initial=",".join(str(key.pk) for key in keys))
+            self.order_fields(["keys_to", "confirm"])
+
+    def keys_decision(self) -> KeysDecision | None:
+        """What the person chose for the keys they were shown (None: no key was listed)."""
+        chosen = self.cleaned_data.get("keys_to")
+        if not chosen:
+            return None
+        shown = frozenset(int(pk) for pk in self.cleaned_data["shown_keys"].split(",")
+                          if pk.isdigit() and len(pk) < 19)
+        return KeysDecision(key_ids=shown, move_to=(chosen.removeprefix(self.MOVE)
+                                                    if chosen != self.REVOKE else None))
 
 
 class RenameMemoryForm(forms.Form):
@@ -75,3 +112,11 @@ class SignInForm(AuthenticationForm):
 
     username = UsernameField(label="Email", widget=forms.TextInput(
         attrs={"autofocus": True, "autocomplete": "username"}))
+    # Django's own says "username", a field this page does not have, and that both fields
+    # may be case-sensitive, which the email is not.
+    error_messages = {
+        "invalid_login": "That email and password do not match an account here. Check both, "
+                         "or reset your password.",
+        "inactive": "This account is switched off; ask the server's operator.",
+    }
+

@@ -10,13 +10,15 @@ from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts import team
 from accounts.backends import SIGN_IN_BACKEND
-from accounts.models import Account, Membership
+from accounts.models import Account, Invitation, Membership
 from accounts.principal import principal_for_member
 from echomem.errors import NotFound, ValidationFailed
+from web import shown_once
 from web.acting import CURRENT_ACCOUNT, acting
 from web.team_forms import (
     AcceptAsNewUserForm,
@@ -38,6 +40,7 @@ def _refusal(refused: ValidationFailed) -> str:
     return f"{refused.message}: {refused.fix}" if refused.fix else refused.message
 
 
+@never_cache  # it may show a new invitation's link, once
 @member_page
 @require_http_methods(["GET", "POST"])
 def team_page(request: HttpRequest) -> HttpResponse:
@@ -46,12 +49,17 @@ def team_page(request: HttpRequest) -> HttpResponse:
     if request.method == "POST":
         team.require_may_manage(role, Role.MEMBER, field="email")
         if form.is_valid():
+            links: list[str] = []
+
+            def link_for(token: str) -> str:
+                links.append(request.build_absolute_uri(
+                    reverse("web:invitation_accept", args=[token])))
+                return links[-1]
+
             try:
                 invitation = team.invite(
                     principal=principal, actor_role=role, email=form.cleaned_data["email"],
-                    role=form.cleaned_data["role"],
-                    link_for=lambda token: request.build_absolute_uri(
-                        reverse("web:invitation_accept", args=[token])))
+                    role=form.cleaned_data["role"], link_for=link_for)
             except ValidationFailed as refused:
                 form.add_error(refused.field if refused.field in form.fields else None,
                                _refusal(refused))
@@ -60,7 +68,10 @@ def team_page(request: HttpRequest) -> HttpResponse:
                                           "works once, until "
                                           f"{invitation.expires_at:%Y-%m-%d %H:%M} UTC "
                                           "unless you revoke it.")
+                # Shown once on the GET below, for a box whose mail does not reach them.
+                shown_once.keep(request, "invitation", invitation.pk, links[-1])
                 return redirect("web:team")
+    new_invitation = _new_invitation(request, principal)
     members = Paginator(team.team_members(principal), LIST_PAGE).get_page(
         request.GET.get("members"))
     invitations = Paginator(team.pending_invitations(principal), LIST_PAGE).get_page(
@@ -74,8 +85,17 @@ def team_page(request: HttpRequest) -> HttpResponse:
                      and m.user_id != request.user.pk) for m in members],
         "invitations": [(i, role in team.MANAGERS and team.may_manage(role, i.role))
                         for i in invitations],
-        "roles": _invitable_roles(role),
+        "roles": _invitable_roles(role), "new_invitation": new_invitation,
     })
+
+
+def _new_invitation(request: HttpRequest, principal) -> tuple[Invitation, str] | None:
+    """The invitation this person just sent and its link, on the first GET after it only."""
+    held = shown_once.take(request, "invitation")
+    if held is None:
+        return None
+    invitation = team.pending_invitations(principal).filter(pk=held[0]).first()
+    return (invitation, held[1]) if invitation is not None else None
 
 
 @member_page

@@ -3,8 +3,10 @@ from django.urls import path
 from django.views.generic import RedirectView
 
 from web import (
+    account_settings,
     audit_log,
     billing,
+    docs_views,
     explorer,
     explorer_notes,
     password_reset,
@@ -36,12 +38,14 @@ urlpatterns = [
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("dashboard/", views.dashboard, name="dashboard"),
     path("keys/new/", limited(("key_create_user", by_user))(views.key_new), name="key_new"),
+    path("keys/<int:key_id>/created/", views.key_created, name="key_created"),
     path("memories/new/", views.memory_new, name="memory_new"),
     path("memories/<str:name>/delete/", views.memory_remove, name="memory_delete"),
     path("memories/<str:name>/rename/", views.memory_rename_page, name="memory_rename"),
     path("memories/<str:name>/make-default/", views.memory_default, name="memory_default"),
     path("keys/<int:key_id>/revoke/", views.key_revoke, name="key_revoke"),
     path("account/delete/", views.account_remove, name="account_delete"),
+    path("account/", account_settings.account_settings, name="account_settings"),
     path("memories/<str:name>/", explorer.memory_explorer, name="memory_explorer"),
     path("memories/<str:name>/entities/<uuid:entity_id>/", explorer.entity_page,
          name="explorer_entity"),
@@ -71,4 +75,7 @@ urlpatterns = [
     path("billing/", RedirectView.as_view(pattern_name="web:billing", query_string=True)),
     path("billing/checkout/", billing.billing_checkout, name="billing_checkout"),
     path("billing/portal/", billing.billing_portal, name="billing_portal"),
+    # The user docs, served by the server itself (web/user_docs.py says why).
+    path("docs/", docs_views.docs_index, name="docs"),
+    path("docs/<slug:page>/", docs_views.docs_page, name="docs_page"),
 ]

@@ -11,7 +11,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotAllowed
 from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods
@@ -24,15 +24,21 @@ from memories.audit_log import AuditFilter, audit_page
 from memories.erasure import (
     MAY_DELETE,
     account_delete,
+    keys_defaulting_to,
     memory_delete,
     require_owner_or_admin,
 )
-from memories.memory_changes import memory_make_default, memory_rename
+from memories.memory_changes import (
+    keys_following_the_account_default,
+    memory_make_default,
+    memory_rename,
+)
 from memories.models import Memory
 from memories.overview import memory_overview
 from memories.recall_saves import recall_saves_this_month
 from memories.selectors import memory_for
 from memories.services import memory_create
+from web import shown_once
 from web.acting import acting
 from web.connect import connect_context
 from web.forms import (
@@ -107,10 +113,31 @@ def key_new(request: HttpRequest) -> HttpResponse:
             account=Account.objects.get(pk=principal.account_id), holder=request.user,
             name=form.cleaned_data["name"], tool=form.cleaned_data["tool"],
             default_memory=form.cleaned_data["default_memory"])
-        return render(request, "web/key_created.html", {
-            "key": key, "plaintext": plaintext, "export_line": export_line(key=plaintext),
-            **connect_context(request)})
+        shown_once.keep(request, "api_key", key.pk, plaintext)
+        return redirect("web:key_created", key_id=key.pk)
     return render(request, "web/key_new.html", {"form": form})
+
+
+@never_cache  # the page that shows a key's secret must not be kept by any cache
+@member_page
+def key_created(request: HttpRequest, key_id: int) -> HttpResponse:
+    """The new key's secret, on the first GET after its creation only: a reload says it was
+    shown and what to do if it was not copied."""
+    principal, _ = acting(request)
+    key = (ApiKey.objects.filter(pk=key_id, account_id=principal.account_id,
+                                 holder_id=request.user.pk, revoked_at__isnull=True)
+           .select_related("default_memory").first())
+    if key is None:
+        raise NotFound("there is no such API key of yours in this account", field="key",
+                       fix="create a key from the dashboard")
+    if request.method not in ("GET", "HEAD"):  # looked up first: another's key is a 404
+        return HttpResponseNotAllowed(["GET", "HEAD"])
+    held = shown_once.take(request, "api_key", key.pk)
+    plaintext = held[1] if held else None
+    return render(request, "web/key_created.html", {
+        "key": key, "plaintext": plaintext,
+        "export_line": export_line(key=plaintext) if plaintext else "",
+        **connect_context(request)})
 
 
 @member_page
@@ -148,18 +175,41 @@ def memory_remove(request: HttpRequest, name: str) -> HttpResponse:
     principal, role = acting(request)
     memory = memory_for(principal, name)
     require_owner_or_admin(role)
-    form = DeleteMemoryForm(request.POST or None)
+    keys = list(keys_defaulting_to(memory))
+    others = list(Memory.objects.filter(account_id=principal.account_id)
+                  .exclude(pk=memory.pk).order_by("name").values_list("name", flat=True))
+    form = DeleteMemoryForm(request.POST or None, keys=keys, others=others)
     if request.method == "POST" and form.is_valid():
         try:
-            gone = memory_delete(principal, name, confirm=form.cleaned_data["confirm"])
+            gone = memory_delete(principal, name, confirm=form.cleaned_data["confirm"],
+                                 keys=form.keys_decision())
         except ValidationFailed as refused:
-            form.add_error("confirm", f"{refused.message}: {refused.fix}")
+            if refused.field == "keys":
+                # A key took this memory as its default since the page was loaded: list
+                # the keys as they are now and ask again.
+                keys = list(keys_defaulting_to(memory))
+                again = request.POST.copy()
+                again["keys_to"], again["shown_keys"] = "", ",".join(str(k.pk) for k in keys)
+                form = DeleteMemoryForm(again, keys=keys, others=others)
+                form.is_valid()
+            field = {"keys": None, "move_to": "keys_to"}.get(refused.field or "", "confirm")
+            form.add_error(field, f"{refused.message}: {refused.fix}")
         else:
             messages.success(request, f"Memory {name} is deleted: {gone['facts']} facts and "
                                       f"{gone['entities']} entities, and their text in the "
-                                      "audit log.")
+                                      f"audit log.{_keys_fate(gone)}")
             return redirect("web:dashboard")
-    return render(request, "web/memory_delete.html", {"memory": memory, "form": form})
+    return render(request, "web/memory_delete.html", {"memory": memory, "form": form,
+                                                      "keys": keys})
+
+
+def _keys_fate(gone: dict[str, Any]) -> str:
+    if gone.get("keys_revoked"):
+        return f" {len(gone['keys_revoked'])} key(s) that used it by default are revoked."
+    if gone.get("keys_moved"):
+        return (f" {len(gone['keys_moved'])} key(s) that used it by default now use "
+                f"{gone['keys_moved_to']}.")
+    return ""
 
 
 @member_page
@@ -185,7 +235,10 @@ def memory_rename_page(request: HttpRequest, name: str) -> HttpResponse:
 def memory_default(request: HttpRequest, name: str) -> HttpResponse:
     principal, _ = acting(request)
     memory = memory_make_default(principal, name)
-    messages.success(request, f"Memory {memory.name} is now the account's default.")
+    following = keys_following_the_account_default(principal.account_id)
+    messages.success(request, f"Memory {memory.name} is now the account's default: calls that "
+                              f"name no memory go there, from {following} key(s) without a "
+                              "default memory of their own too.")
     return redirect("web:dashboard")
 
 

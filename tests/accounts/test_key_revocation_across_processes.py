@@ -22,7 +22,7 @@ from django.db import connection
 from accounts.principal import principal_for_member
 from accounts.services import api_key_create, api_key_revoke
 from echomem.runtime import EMBEDDED_URL_VARIABLE
-from memories.erasure import account_delete, memory_delete
+from memories.erasure import KeysDecision, account_delete, memory_delete
 from memories.services import memory_create
 from tests.cli.conftest import McpClient, Server, cli_env, server_tracebacks
 from tests.harness import free_port
@@ -107,17 +107,19 @@ def test_a_deleted_accounts_key_is_refused_by_every_process_within_a_second(
 
 def test_no_process_answers_from_a_deleted_memory(transactional_db, bases, alice):
     """Memories are looked up on every call, so naming a deleted one is refused at once.
-    A key whose default it was may be refused for a moment (its kept row still names the
-    memory), then reaches the account's default, as the key's row now says."""
+    A key whose default it was, moved by the owner to `default` as the deletion asks, may be
+    refused for a moment (its kept row still names the memory), then reaches `default`, as
+    the key's row now says; it never reaches another memory unasked."""
     memory = memory_create(account_id=alice.account.pk, name="scratch")
-    _, plaintext = api_key_create(account=alice.account, holder=alice.user, name="scratch",
-                                  tool="claude-code", default_memory=memory)
+    key, plaintext = api_key_create(account=alice.account, holder=alice.user, name="scratch",
+                                    tool="claude-code", default_memory=memory)
     clients = _clients(bases, plaintext)
     query = {"scope": "shared", "query": "anything"}
     assert [client.call("query_memory", query)["structuredContent"]["memory"]
             for client in clients] == ["scratch", "scratch"]
     owner, _ = principal_for_member(alice.user, alice.account.pk)
-    memory_delete(owner, "scratch", confirm="scratch")
+    memory_delete(owner, "scratch", confirm="scratch",
+                  keys=KeysDecision(key_ids=frozenset({key.pk}), move_to="default"))
     for client in clients:
         named = client.rpc("tools/call", {"name": "query_memory",
                                           "arguments": {**query, "memory": "scratch"}})

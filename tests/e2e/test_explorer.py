@@ -37,7 +37,7 @@ def test_search_finds_an_agents_fact_and_its_entity_episode_and_cause_chain(live
     visits.click("button", "Search")
     results = page.locator("[aria-labelledby=results-heading] li")
     assert "The full disk on db-2 caused the checkout outage" in results.first.inner_text()
-    assert "score" in results.first.inner_text()
+    assert "found by" in results.first.inner_text()
 
     visits.click("link", "Disk full")
     assert page.get_by_role("heading", level=1).inner_text().startswith("Disk full")

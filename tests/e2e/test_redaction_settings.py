@@ -28,7 +28,8 @@ def test_owner_previews_saves_patterns_and_a_member_reads_them(live_server, page
     Membership.objects.create(user=member, account=account, role=Membership.Role.MEMBER)
 
     sign_in(visits, page, live_server.url, "ada@example.com")
-    visits.click("link", "Redaction")
+    visits.click("link", "Settings")
+    visits.click("link", "Secret redaction")
     assert page.get_by_role("heading", name="Secret redaction").is_visible()
     assert page.get_by_role("switch", name="Redact secrets in what agents write").is_checked()
 
@@ -54,7 +55,8 @@ def test_owner_previews_saves_patterns_and_a_member_reads_them(live_server, page
     visits.click("button", "Sign out")
 
     sign_in(visits, page, live_server.url, "bob@example.com")
-    visits.click("link", "Redaction")
+    visits.click("link", "Settings")
+    visits.click("link", "Secret redaction")
     assert page.get_by_text("owners and admins change these settings").is_visible()
     assert page.get_by_role("button", name="Save settings").count() == 0
     assert page.get_by_role("switch").is_disabled()

@@ -31,6 +31,19 @@ def test_owner_invites_a_member_who_joins_and_cannot_revoke_the_owners_key(
     assert page.get_by_role("link", name="Revoke invitation to grace@example.com").is_visible()
     # The live server runs in this process, so the test mail backend's outbox has the email.
     link = re.search(r"http://\S+/invitations/[\w-]+/", mail.outbox[-1].body)[0]
+    # The page shows the same link once, with a copy button (for mail that does not arrive).
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"],
+                                   origin=live_server.url)
+    shown = page.get_by_role("textbox", name="Invitation link for grace@example.com")
+    assert shown.input_value() == link
+    button = page.get_by_role("button", name="Copy the invitation link")
+    button.click()
+    page.wait_for_function("b => b.textContent === 'Copied'", arg=button.element_handle())
+    assert page.evaluate("navigator.clipboard.readText()") == link
+    page.screenshot(path=str(visits.folder / "invitation-link-copied.png"), full_page=True)
+    visits.goto(f"{live_server.url}/team/")  # a reload: listed, the link no longer shown
+    assert page.get_by_role("textbox", name="Invitation link for grace@example.com").count() == 0
+    assert link not in page.content()
     visits.click("button", "Sign out")
 
     visits.goto(link)

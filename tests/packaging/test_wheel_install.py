@@ -122,6 +122,9 @@ def test_wheel_and_sdist_carry_every_runtime_file(installed):
     assert [name for name in expected if name not in in_sdist] == []
     assert {"LICENSE", "build_tools/echo_build_backend.py"} <= in_sdist
     assert any(name.endswith(".dist-info/licenses/LICENSE") for name in in_wheel)
+    # The user docs, served at /docs/ (web/user_docs.py): every one, in both archives.
+    docs = {f"web/docs_pages/{doc.name}" for doc in (REPO / "docs").glob("*.md")}
+    assert docs and docs <= in_wheel and docs <= in_sdist
     assert not any(name.startswith(("tests/", "bench/")) for name in in_wheel)
 
 
@@ -203,6 +206,9 @@ def test_quickstart_and_serve_from_any_folder(installed, servers, tmp_path):
     base = f"http://127.0.0.1:{port}"
     home_page = httpx.get(f"{base}/")
     assert home_page.status_code == 200 and f"{base}/mcp" in home_page.text
+    # The user docs, from the wheel's own copy (no docs/ folder on this box).
+    guide = httpx.get(f"{base}/docs/self-hosting/")
+    assert guide.status_code == 200 and 'id="building-and-installing-the-wheel"' in guide.text
     login = httpx.get(f"{base}/admin/login/")
     assert login.status_code == 200 and 'name="password"' in login.text
     # Static files of Django and of a dependency that ships front-end assets, from the install.

@@ -163,7 +163,8 @@ def test_the_landing_page_sends_a_signed_in_person_to_the_dashboard(client, alic
 
 def test_the_new_key_page_gives_the_export_line_for_the_variable(client, alice):
     client.force_login(alice.user)
-    text = page_text(client.post("/keys/new/", {"name": "laptop 2", "tool": "cursor"}))
+    text = page_text(client.post("/keys/new/", {"name": "laptop 2", "tool": "cursor"},
+                                 follow=True))
     [key] = re.findall(r"em_[0-9a-f]{12}_[A-Za-z0-9_-]{43}", text.split("export ")[0])
     assert f'value="export {KEY_ENV}={key}"' in text
 

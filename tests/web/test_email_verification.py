@@ -48,7 +48,8 @@ def test_sign_up_mails_a_link_and_keys_wait_for_it(client, db, verifying):
     assert b"ada@example.com is confirmed" in confirmed.content
     assert BANNER not in confirmed.content
     assert not UnverifiedEmail.objects.filter(user=ada).exists()
-    assert client.post("/keys/new/", {"name": "laptop", "tool": "cursor"}).status_code == 200
+    assert client.post("/keys/new/", {"name": "laptop", "tool": "cursor"},
+                       follow=True).status_code == 200
     assert ApiKey.objects.filter(holder=ada).count() == 1
     assert client.get(path).status_code == 302  # opening it again is harmless
 
@@ -107,7 +108,8 @@ def test_off_sign_up_mails_a_welcome_and_keys_are_created_at_once(client, db, se
     assert len(mail.outbox) == 1 and "http://testserver/login/" in mail.outbox[0].body
     assert not LINK.search(mail.outbox[0].body) and not UnverifiedEmail.objects.exists()
     assert BANNER not in client.get("/dashboard/").content
-    assert client.post("/keys/new/", {"name": "laptop", "tool": "cursor"}).status_code == 200
+    assert client.post("/keys/new/", {"name": "laptop", "tool": "cursor"},
+                       follow=True).status_code == 200
 
 
 def test_resend_needs_a_sign_in_and_a_post(client, db):

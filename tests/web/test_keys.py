@@ -19,8 +19,8 @@ def test_a_new_key_is_shown_once_and_works(client, alice):
     client.force_login(alice.user)
     form = client.get("/keys/new/")
     assert b"support" in form.content
-    created = client.post("/keys/new/", {"name": "laptop 2", "tool": "cursor",
-                                         "default_memory": support.pk})
+    created = client.get(client.post("/keys/new/", {"name": "laptop 2", "tool": "cursor",
+                                                    "default_memory": support.pk})["Location"])
     assert created.status_code == 200
     assert "no-store" in created["Cache-Control"]
     plaintext = SECRET.search(created.content.decode())[1]

@@ -47,7 +47,10 @@ def test_a_rename_to_a_taken_or_bad_name_is_refused_next_to_the_field(client, al
 def test_calls_naming_no_memory_go_to_the_account_default_once_it_changes(client, alice):
     Memory.objects.create(account=alice.account, name="notes")
     client.force_login(alice.user)
-    assert client.post("/memories/notes/make-default/").status_code == 302
+    made = client.post("/memories/notes/make-default/", follow=True).content.decode()
+    assert "from 1 key(s) without a default memory of their own" in made  # alice's
+    event = AuditEvent.objects.get(action="account.default_memory_changed")
+    assert event.after == {"default_memory": "notes", "keys_following": 1}
     alice.account.refresh_from_db()
     assert alice.account.default_memory.name == "notes"
     _ada_mentors_grace(alice.principal)  # alice's key names no default memory

@@ -73,6 +73,8 @@ OTHER_ACCOUNTS = {
     "note_id": lambda outsider: _their_note(outsider).pk,
     # Links mailed to another person: their user id, with a token this person cannot know.
     "uidb64": lambda outsider: urlsafe_base64_encode(force_bytes(outsider.user.pk)),
+    # The user docs belong to no account: a guide that does not exist is the 404 here.
+    "page": lambda outsider: "no-such-guide",
 }
 
 

@@ -155,12 +155,14 @@ def test_key_creation_is_limited_per_person(client, alice, bob, limits):
     limits(key_create_user="2/h")
     client.force_login(alice.user)
     for n in range(2):
-        assert client.post("/keys/new/", {"name": f"k{n}", "tool": "cursor"}).status_code == 200
+        assert client.post("/keys/new/", {"name": f"k{n}", "tool": "cursor"},
+                           follow=True).status_code == 200
     refused = client.post("/keys/new/", {"name": "k3", "tool": "cursor"})
     assert refused.status_code == 429 and b"Try again in" in refused.content
     assert ApiKey.objects.filter(holder=alice.user, revoked_at__isnull=True).count() == 3
     client.force_login(bob.user)  # another person in the same account is not affected
-    assert client.post("/keys/new/", {"name": "k4", "tool": "cursor"}).status_code == 200
+    assert client.post("/keys/new/", {"name": "k4", "tool": "cursor"},
+                       follow=True).status_code == 200
 
 
 def test_the_web_limits_count_in_the_apis_limiter(client, db, limits, backend):

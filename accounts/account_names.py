@@ -1,0 +1,54 @@
+"""An account's name: owners rename it; every rename is in the account's audit chain.
+
+The name is what people see (the dashboard, the account menu, invitation emails) and what
+deleting the account asks them to type; agents never use it."""
+
+from __future__ import annotations
+
+import unicodedata
+
+from django.db import transaction
+
+from accounts.models import Account, Membership
+from accounts.principal import Principal
+from echomem.errors import Forbidden, ValidationFailed
+from memories.audit import account_event
+
+NAME_CHARS = Account._meta.get_field("name").max_length
+ACCOUNT_RENAMED = "account.renamed"
+
+
+def account_name_check(name: str) -> str:
+    """The name as it will be stored (surrounding spaces dropped), or a refusal that says
+    what to type instead."""
+    name = name.strip()
+    if not name:
+        raise ValidationFailed("an account needs a name", field="name",
+                               fix="type a name, e.g. your team's")
+    if len(name) > NAME_CHARS:
+        raise ValidationFailed(f"the name is {len(name)} characters long", field="name",
+                               fix=f"use at most {NAME_CHARS} characters")
+    if any(unicodedata.category(char) in ("Cc", "Cs") for char in name):
+        raise ValidationFailed("the name contains control characters", field="name",
+                               fix="use letters, digits, spaces and punctuation only")
+    return name
+
+
+def require_may_rename(actor_role: str | None) -> None:
+    if actor_role != Membership.Role.OWNER:
+        raise Forbidden("only an owner of the account may rename it", field="name",
+                        fix="ask an owner of this account")
+
+
+@transaction.atomic
+def account_rename(*, principal: Principal, actor_role: str, name: str) -> Account:
+    require_may_rename(actor_role)
+    name = account_name_check(name)
+    account = Account.objects.select_for_update().get(pk=principal.account_id)
+    if name != account.name:
+        account_event(account_id=account.pk, actor_id=principal.holder_id,
+                      action=ACCOUNT_RENAMED, object_id=account.pk,
+                      after={"name": name, "was": account.name})
+        account.name = name
+        account.save(update_fields=["name"])
+    return account
