@@ -46,6 +46,7 @@ CREATES = {
 NOT_CREATES = {
     "": "the landing page", "healthz": "a probe", "readyz": "a probe", "metrics": "a probe",
     "favicon.ico": "a redirect", "login/": "signs in (a session, no row)",
+    "admin/login/": "the admin's sign-in, limited like the site's (a session, no row)",
     "password-reset/": "mails a link, stores nothing", "password-reset/sent/": "a notice",
     "password-reset/<uidb64>/<token>/": "changes a password",
     "verify-email/resend/": "mails a link", "verify-email/<str:token>/": "confirms an email",
