@@ -4,15 +4,6 @@ from django.conf import settings
 from django.db import models
 
 
-class RateCounter(models.Model):
-    """No longer written: the web's limits count in echomem/ratelimit.py since issue 37.
-    The table stays until a migration of this app drops it."""
-
-    key = models.CharField(max_length=250, primary_key=True)
-    count = models.BigIntegerField()
-    expires = models.DateTimeField(db_index=True)
-
-
 class UnverifiedEmail(models.Model):
     """A person who signed up while ECHO_MEMORY_VERIFY_EMAIL was on and has not opened the
     link yet. Confirming deletes the row, so people who never needed to (the quickstart
