@@ -6,12 +6,13 @@ from django.utils import timezone
 
 from accounts.models import Account, ApiKey, Membership
 from accounts.services import api_key_check, api_key_create, api_key_revoke
+from echomem.admin_widgets import CheckedAutocomplete
 from echomem.errors import EchoError
 from memories.models import Memory
 from memories.redaction import check_user_patterns
 
 
-class MembershipInline(admin.TabularInline):
+class MembershipInline(CheckedAutocomplete, admin.TabularInline):
     model = Membership
     extra = 0
     autocomplete_fields = ["user"]
@@ -47,7 +48,7 @@ class AccountAdmin(admin.ModelAdmin):
 
 
 @admin.register(Membership)
-class MembershipAdmin(admin.ModelAdmin):
+class MembershipAdmin(CheckedAutocomplete, admin.ModelAdmin):
     list_display = ["user", "account", "role", "created_at"]
     list_filter = ["role"]
     search_fields = ["user__username", "account__name"]
@@ -73,7 +74,7 @@ class ApiKeyForm(forms.ModelForm):
 
 
 @admin.register(ApiKey)
-class ApiKeyAdmin(admin.ModelAdmin):
+class ApiKeyAdmin(CheckedAutocomplete, admin.ModelAdmin):
     """Keys are issued here through the same service as everywhere; the hash is never shown."""
 
     list_display = ["__str__", "account", "holder", "tool", "created_at", "last_used_at",

@@ -16,6 +16,7 @@ from itertools import product
 from typing import Any
 from urllib.parse import quote, unquote_to_bytes
 
+from django.http import QueryDict
 from django.urls import URLPattern, URLResolver, get_resolver, resolve
 from django.urls.converters import IntConverter, UUIDConverter
 from django.urls.exceptions import Resolver404
@@ -124,9 +125,21 @@ def _walk(resolver: URLResolver, prefixes: list[tuple[str, list[str]]],
                             entry.callback, text)
 
 
+def declared_fields(route: Route) -> set[str]:
+    """Query fields a view reads without naming them one by one, where it declares them: the
+    admin's change lists copy the whole query string, then read search (`q`), ordering,
+    page and each declared list filter from the copy."""
+    model_admin = getattr(route.callback, "model_admin", None)
+    if model_admin is None:
+        return set()
+    filters = {f"{name}__exact" for name in model_admin.list_filter if isinstance(name, str)}
+    return {"q", "o", "p", *filters}
+
+
 class FieldsRead:
     """Records the name of every query or form field read while it is open (forms read
-    through `get`/`getlist`, views through `request.GET[...]` or `in`)."""
+    through `get`/`getlist`, views through `request.GET[...]` or `in`). Only QueryDicts:
+    Django keeps other things in MultiValueDicts too (the URL resolver's reverse map)."""
 
     def __enter__(self) -> FieldsRead:
         self.fields: set[str] = set()
@@ -136,17 +149,17 @@ class FieldsRead:
         fields = self.fields
 
         def getitem(data, key):
-            if isinstance(key, str):
+            if isinstance(data, QueryDict) and isinstance(key, str):
                 fields.add(key)
             return original_item(data, key)
 
         def getlist(data, key, *args, **kwargs):
-            if isinstance(key, str):
+            if isinstance(data, QueryDict) and isinstance(key, str):
                 fields.add(key)
             return original_list(data, key, *args, **kwargs)
 
         def contains(data, key):
-            if isinstance(key, str):
+            if isinstance(data, QueryDict) and isinstance(key, str):
                 fields.add(key)
             return dict.__contains__(data, key)
 
