@@ -14,6 +14,7 @@ from accounts.services import (
     api_key_revoke,
 )
 from accounts.user_admin import UserAdmin
+from echomem.admin_widgets import CheckedAutocomplete
 from echomem.errors import EchoError
 from memories.models import Memory
 from memories.redaction import check_user_patterns
@@ -22,7 +23,7 @@ admin.site.unregister(get_user_model())
 admin.site.register(get_user_model(), UserAdmin)
 
 
-class MembershipInline(admin.TabularInline):
+class MembershipInline(CheckedAutocomplete, admin.TabularInline):
     model = Membership
     extra = 0
     autocomplete_fields = ["user"]
@@ -65,7 +66,7 @@ class AccountAdmin(admin.ModelAdmin):
 
 
 @admin.register(Membership)
-class MembershipAdmin(admin.ModelAdmin):
+class MembershipAdmin(CheckedAutocomplete, admin.ModelAdmin):
     list_display = ["user", "account", "role", "created_at"]
     list_filter = ["role"]
     search_fields = ["user__username", "account__name"]
@@ -91,7 +92,7 @@ class ApiKeyForm(forms.ModelForm):
 
 
 @admin.register(ApiKey)
-class ApiKeyAdmin(admin.ModelAdmin):
+class ApiKeyAdmin(CheckedAutocomplete, admin.ModelAdmin):
     """Keys are issued here through the same service as everywhere; the hash is never shown."""
 
     list_display = ["__str__", "account", "holder", "tool", "created_at", "last_used_at",

@@ -5,9 +5,10 @@ from __future__ import annotations
 import logging
 import secrets
 
-from django.http import JsonResponse
+from django.http import Http404, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from rest_framework import exceptions
+from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
 
@@ -31,6 +32,17 @@ CHALLENGE = 'Bearer realm="echo-memory"'
 
 
 def handle_exception(exc, context):
+    response = _error_response(exc, context)
+    request = context.get("request")
+    if request is not None:
+        # Every error under /api is JSON, also from views that answer in another format (the
+        # Swagger page's HTML, the schema's OpenAPI YAML) or whose format was not agreed.
+        request.accepted_renderer = JSONRenderer()
+        request.accepted_media_type = JSONRenderer.media_type
+    return response
+
+
+def _error_response(exc, context):
     if isinstance(exc, EchoError):
         status = next((code for kind, code in STATUS_BY_ERROR.items() if isinstance(exc, kind)),
                       400)
@@ -42,7 +54,9 @@ def handle_exception(exc, context):
         return response
     if isinstance(exc, exceptions.NotAuthenticated):
         exc = AuthenticationFailed("missing Authorization header", field="Authorization")
-        return handle_exception(exc, context)
+        return _error_response(exc, context)
+    if isinstance(exc, Http404):
+        return _error_response(_not_found(context.get("request")), context)
     if isinstance(exc, exceptions.UnsupportedMediaType):
         return Response({"error": {"code": "invalid_request", "field": "Content-Type",
                                    "message": str(exc.detail),
@@ -60,6 +74,17 @@ def handle_exception(exc, context):
     reference = secrets.token_hex(6)
     logger.exception("REST %s failed (reference %s)", context["request"].path, reference)
     return Response({"error": internal_error(reference)}, status=500)
+
+
+def _not_found(request) -> EchoError:
+    """DRF raises Django's Http404 when `?format=` names no format the view renders."""
+    given = request.query_params.get("format") if request is not None else None
+    if given is not None:
+        return EchoError(f"format={given[:40]!r} is not a format this endpoint answers in",
+                         field="format", fix="leave out the format parameter: the API answers "
+                                             "in JSON")
+    return NotFound("not found", field="path",
+                    fix="see /api/v1/docs (or the schema at /api/v1/schema) for the endpoints")
 
 
 def internal_error(reference: str) -> dict[str, str]:

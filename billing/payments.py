@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import logging
+import re
+from typing import Literal
+
 import stripe
 from django.conf import settings
 from django.db import transaction
@@ -11,6 +15,13 @@ from billing.models import Plan, Subscription
 from billing.plans import default_plan, effective_plan
 from billing.stripe_api import client
 from echomem.errors import EchoError
+
+logger = logging.getLogger(__name__)
+# Stripe puts the session's id where success_url says {CHECKOUT_SESSION_ID}; Checkout
+# Session ids are cs_ and letters, digits or underscores.
+CHECKOUT_RETURN_QUERY = "checkout=success&session_id={CHECKOUT_SESSION_ID}"
+_CHECKOUT_SESSION_ID = re.compile(r"cs_[A-Za-z0-9_]{1,250}")
+CheckoutState = Literal["paid", "unpaid"]
 
 
 class BillingNotConfigured(EchoError):
@@ -66,6 +77,27 @@ def checkout_url(*, account: Account, plan: Plan, email: str, success_url: str,
             "cancel_url": cancel_url,
         }))
     return session.url
+
+
+def checkout_state(*, account: Account, session_id: str) -> CheckoutState | None:
+    """Whether the Checkout session `session_id`, one `account` started, is paid, as Stripe
+    says. The page Checkout returns to believes this, never its own address: None when the
+    id cannot be a session's (it is then not sent to Stripe), is not this account's, or
+    Stripe cannot be asked now."""
+    if not configured() or not _CHECKOUT_SESSION_ID.fullmatch(session_id):
+        return None
+    try:
+        session = _stripe_call(
+            lambda stripe_client: stripe_client.v1.checkout.sessions.retrieve(session_id)
+        ).to_dict()
+    except StripeUnavailable as failure:
+        logger.warning("Checkout session %s was not read: %s", session_id, failure.message)
+        return None
+    if session.get("client_reference_id") != str(account.pk):
+        return None
+    paid = (session.get("status") == "complete"
+            and session.get("payment_status") in ("paid", "no_payment_required"))
+    return "paid" if paid else "unpaid"
 
 
 def portal_url(*, account: Account, return_url: str) -> str:

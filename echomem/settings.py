@@ -193,6 +193,8 @@ INSTALLED_APPS = [
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
     "django.contrib.postgres",
+    # Text lookups for values PostgreSQL cannot hold (NUL) match no row (its text_lookups.py).
+    "echomem.postgres",
     "rest_framework",
     "drf_spectacular",
     "drf_spectacular_sidecar",

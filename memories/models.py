@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import re
 import uuid
 
 from django.conf import settings
@@ -16,9 +17,11 @@ from memories import limits
 EMBEDDING_DIMENSIONS = 384
 MEMORY_NAME_RULE = ("1-64 characters: lowercase letters, digits, '-' and '_' (not 'new', "
                     "the dashboard's page for creating one)")
+# Every name a memory can have (the table's check constraint says the same).
+MEMORY_NAME = r"[a-z0-9_-]{1,64}"
 # `new` would share its address with the new-memory page (/memories/new/).
 memory_name_validator = RegexValidator(
-    r"^(?!new\Z)[a-z0-9_-]{1,64}\Z", message=f"A memory name must be {MEMORY_NAME_RULE}."
+    rf"^(?!new\Z){MEMORY_NAME}\Z", message=f"A memory name must be {MEMORY_NAME_RULE}."
 )
 ACTIVE = Q(superseded_at__isnull=True)
 TEXT_SEARCH_CONFIG = "english"
@@ -37,12 +40,19 @@ class Memory(models.Model):
         verbose_name_plural = "memories"
         constraints = [
             models.UniqueConstraint(fields=["account", "name"], name="memory_name_per_account"),
-            models.CheckConstraint(condition=models.Q(name__regex=r"^[a-z0-9_-]{1,64}$"),
+            models.CheckConstraint(condition=models.Q(name__regex=rf"^{MEMORY_NAME}$"),
                                    name="memory_name_format"),
         ]
 
     def __str__(self) -> str:
         return self.name
+
+    @staticmethod
+    def can_be_named(text: str) -> bool:
+        """Whether any memory could have this name. One that could not (a NUL, 10,000
+        characters, capitals), from a URL or an argument, names no memory and is never
+        sent to the database, which refuses NUL outright."""
+        return re.fullmatch(MEMORY_NAME, text) is not None
 
 
 class Episode(models.Model):

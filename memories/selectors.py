@@ -35,6 +35,10 @@ def memory_list(principal: Principal) -> list[Memory]:
 _MEMORY_FIELDS = ["id", "account_id", "name"]
 
 
+def _shown(name: str, limit: int = 80) -> str:
+    return name if len(name) <= limit else name[:limit] + "…"
+
+
 def memory_for(principal: Principal, name: str | None = None) -> Memory:
     """The named memory, else the key's default, else the account's default.
 
@@ -44,7 +48,9 @@ def memory_for(principal: Principal, name: str | None = None) -> Memory:
     # Every call of every tool starts here: one plain statement, not an ORM query (which
     # cost five times as much as the statement itself). The row loads as the ORM would
     # load .only(*_MEMORY_FIELDS), so any other field is fetched on first use.
-    if name:
+    if name and not Memory.can_be_named(name):
+        which, params = "FALSE", []
+    elif name:
         which, params = "m.name = %s", [name]
     elif principal.default_memory_id:
         which, params = "m.id = %s", [principal.default_memory_id]
@@ -58,7 +64,7 @@ def memory_for(principal: Principal, name: str | None = None) -> Memory:
         return Memory.from_db(connection.alias, _MEMORY_FIELDS, rows[0])
     memories = Memory.objects.filter(account_id=principal.account_id)
     existing = sorted(memories.values_list("name", flat=True))
-    wanted = name or "the account's default"
+    wanted = _shown(name) if name else "the account's default"
     listed = ", ".join(existing) if existing else "none yet"
     raise NotFound(
         f"unknown memory {wanted!r}; this account has: {listed}", field="memory",

@@ -20,6 +20,7 @@ from billing.models import Plan, Subscription
 from billing.usage import usage_report
 from echomem.errors import EchoError, Forbidden
 from web.acting import acting
+from web.billing_forms import CheckoutForm
 from web.usage_chart import daily_chart, monthly_chart
 from web.views import member_page
 
@@ -27,15 +28,6 @@ from web.views import member_page
 # submission ends in, so the page that holds these forms allows Stripe's hosted pages.
 STRIPE_PAGES = ["https://checkout.stripe.com", "https://billing.stripe.com"]
 OWNER_ONLY = "Only an owner of this account can change its plan or billing details."
-CHECKOUT_RETURNS = {
-    "success": ("success", "Thank you: the payment went through. The plan below changes as "
-                           "soon as Stripe confirms the subscription to us, usually within a "
-                           "minute; reload this page to see it."),
-    "cancel": ("info", "Checkout was cancelled: nothing was charged and the plan is "
-                       "unchanged."),
-}
-
-
 @dataclass(frozen=True)
 class Offer:
     """A plan as the page offers it: `action` is "current", "buy" or "none", and `why`
@@ -84,34 +76,56 @@ def _offers(current: Plan, *, owner: bool, configured: bool) -> list[Offer]:
     return offers
 
 
-def _checkout_return(outcome: str, plan: Plan) -> tuple[str, str] | None:
-    """What the page says on return from Checkout; the webhook has often landed already."""
-    if outcome == "success" and not plan.is_default:
-        return ("success", f"Thank you: the payment went through and this account is on the "
-                           f"{plan.name} plan now.")
-    return CHECKOUT_RETURNS.get(outcome)
+def _checkout_return(request: HttpRequest, account: Account,
+                     plan: Plan) -> tuple[str, str] | None:
+    """What the page says on return from Checkout. Anyone can type ?checkout=success, so
+    the plan named is the database's, and a payment is only said to have gone through when
+    Stripe says so of a session this account started (its id comes back in the address)."""
+    outcome = request.GET.get("checkout")
+    if outcome == "cancel":
+        return ("info", f"Checkout was cancelled. This account is on the {plan.name} plan.")
+    if outcome != "success":
+        return None
+    if not plan.is_default:  # the webhook has often landed before the person is back
+        return ("success", f"Thank you: this account is on the {plan.name} plan.")
+    state = payments.checkout_state(account=account,
+                                    session_id=request.GET.get("session_id", ""))
+    if state == "paid":
+        return ("success", "Thank you: Stripe confirms the payment. The plan below changes "
+                           "as soon as Stripe confirms the subscription to us, usually within "
+                           "a minute; reload this page to see it.")
+    if state == "unpaid":
+        return ("info", f"Checkout was not completed: nothing was charged, and this account "
+                        f"is on the {plan.name} plan.")
+    return ("info", f"Stripe has not confirmed a payment for this account, which is on the "
+                    f"{plan.name} plan. If you have just paid, reload this page in a minute.")
 
 
 @member_page
 @require_GET
 def billing_page(request: HttpRequest) -> HttpResponse:
     _hosted_only()
+    return _page(request)
+
+
+def _page(request: HttpRequest, *, status: int = 200) -> HttpResponse:
     principal, role = acting(request)
+    account = Account.objects.get(pk=principal.account_id)
     report = usage_report(principal.account_id)
     subscription = report.standing.subscription
     configured = payments.configured()
     owner = role == Membership.Role.OWNER
     response = render(request, "web/billing.html", {
-        "account": Account.objects.get(pk=principal.account_id), "role": role,
+        "account": account, "role": role,
         "is_owner": owner, "configured": configured, "report": report,
         "standing": report.standing, "subscription": subscription,
         "offers": _offers(report.standing.plan, owner=owner, configured=configured),
         "has_customer": bool(subscription and subscription.stripe_customer_id),
         "daily": daily_chart(report.daily, report.month),
         "monthly": monthly_chart(report.monthly),
-        "checkout": _checkout_return(request.GET.get("checkout", ""), report.standing.plan),
+        "checkout": _checkout_return(request, account, report.standing.plan),
         "owner_only": OWNER_ONLY,
-    })
+    }, status=status)
     response._csp_update = {"form-action": STRIPE_PAGES}
     return response
 
@@ -122,20 +136,16 @@ def billing_checkout(request: HttpRequest) -> HttpResponse:
     _hosted_only()
     principal, role = acting(request)
     _require_owner(role)
-    plan = Plan.objects.filter(slug=request.POST.get("plan", "")).first()
-    if plan is None:
-        messages.error(request, "Pick a plan from the list below: the form named no plan "
-                                "this server sells.")
-        return redirect("web:billing")
-    if not plan.stripe_price_id:
-        messages.error(request, f"The {plan.name} plan cannot be bought here: it has no "
-                                "Stripe price on this server.")
-        return redirect("web:billing")
+    form = CheckoutForm(request.POST)
+    if not form.is_valid():  # the page again, the reason on top: 400, nothing asked of Stripe
+        messages.error(request, form.errors["plan"][0])
+        return _page(request, status=400)
     page = request.build_absolute_uri(reverse("web:billing"))
     try:
         url = payments.checkout_url(
-            account=Account.objects.get(pk=principal.account_id), plan=plan,
-            email=email_of(request.user), success_url=f"{page}?checkout=success",
+            account=Account.objects.get(pk=principal.account_id),
+            plan=form.cleaned_data["plan"], email=email_of(request.user),
+            success_url=f"{page}?{payments.CHECKOUT_RETURN_QUERY}",
             cancel_url=f"{page}?checkout=cancel")
     except EchoError as refused:
         return _refused(request, refused)

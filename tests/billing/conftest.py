@@ -8,12 +8,12 @@ import time
 from collections.abc import Callable
 
 import pytest
+import stripe
 
 from billing.models import Plan
 from billing.plans import seed_plans
 from billing.stripe_api import client
 from tests.billing.localstripe_server import LocalStripe
-from tests.billing.stripe_stub import stripe_signature
 
 WEBHOOK_SECRET = "whsec_test_echo"
 WEBHOOK_PATH = "/billing/stripe/webhook"
@@ -84,9 +84,16 @@ def wait_for(what: str, check: Callable[[], object], timeout: float = 20) -> obj
 
 def signed_post(http_client, event: dict, *, secret: str = WEBHOOK_SECRET, at: int | None = None):
     """POST an event to the webhook view exactly as Stripe sends it."""
-    payload = json.dumps(event).encode()
+    return post_signed(http_client, json.dumps(event).encode(), secret=secret, at=at)
+
+
+def post_signed(http_client, payload: bytes, *, secret: str = WEBHOOK_SECRET,
+                at: int | None = None):
+    """POST any body with a valid signature, made by Stripe's SDK for `at` (default now)."""
+    signature = stripe.WebhookSignature.generate_signature_header(payload.decode(), secret,
+                                                                  timestamp=at)
     return http_client.post(WEBHOOK_PATH, data=payload, content_type="application/json",
-                            HTTP_STRIPE_SIGNATURE=stripe_signature(payload, secret, at=at))
+                            HTTP_STRIPE_SIGNATURE=signature)
 
 
 def event(event_type: str, obj: dict, *, created: int | None = None) -> dict:

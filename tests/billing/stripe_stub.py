@@ -8,7 +8,8 @@ itself, and forwards every other /v1/ request to localstripe. Its Checkout page
 session's customer a card and subscribes it in localstripe to the session's price (the
 id of a localstripe plan), which makes localstripe deliver customer.subscription.created,
 then POSTs a signed checkout.session.completed to the webhook URL itself, and finally
-redirects (303) to the session's success_url, as Stripe does. `stub.create_price(...)`
+redirects (303) to the session's success_url, `{CHECKOUT_SESSION_ID}` replaced by the
+session's id, as Stripe does. `stub.create_price(...)`
 makes the price a Plan's stripe_price_id must name. localstripe delivers its own events
 only where `LocalStripe.deliver_webhooks(url, secret)` (tests/billing/localstripe_server.py)
 told it to; tests/billing/test_stripe_stub.py shows the whole setup.
@@ -224,7 +225,9 @@ def _handler_for(stub: StripeStub):
                     return self._checkout_page(stub.sessions[route[1]])
                 if method == "POST" and route[2:] == ["pay"]:
                     stub.pay(route[1])
-                    return self._redirect(stub.sessions[route[1]]["success_url"])
+                    # As Stripe does: the session's id where success_url asks for it.
+                    return self._redirect(stub.sessions[route[1]]["success_url"].replace(
+                        "{CHECKOUT_SESSION_ID}", route[1]))
             if method == "GET" and route[0] == "portal":
                 back = dict(urllib.parse.parse_qsl(parts.query)).get("return", "")
                 return self._html(f"<h1>Customer portal (stub)</h1><p><a href=\""

@@ -126,7 +126,9 @@ def test_the_owner_may_buy_a_plan_with_a_stripe_price_and_is_sent_to_checkout(
     assert response["Location"] == "https://checkout.stripe.com/c/pay/cs_test_page"
     assert asked["account"] == alice.account and asked["plan"].slug == "pro"
     assert asked["email"] == "alice@example.com"
-    assert asked["success_url"] == "http://testserver/billing?checkout=success"
+    # Stripe puts the session's id in the address; the page asks Stripe about it.
+    assert asked["success_url"] == ("http://testserver/billing?checkout=success"
+                                    "&session_id={CHECKOUT_SESSION_ID}")
     assert asked["cancel_url"] == "http://testserver/billing?checkout=cancel"
 
 
@@ -188,13 +190,39 @@ def test_members_and_admins_see_usage_but_cannot_buy_or_manage(client, alice, bo
     assert client.post("/billing/portal/").status_code == 403
 
 
-def test_checkout_returns_say_what_happens_next(client, alice):
+def test_the_address_alone_never_says_a_payment_went_through(client, alice):
+    """Anyone can type ?checkout=success: the page names the database's plan and claims
+    a payment only when Stripe confirms it (tests/billing/test_checkout_return.py)."""
     client.force_login(alice.user)
-    success = _text(client.get("/billing", {"checkout": "success"}))
-    assert "as soon as Stripe confirms the subscription" in success
+    for forged in ({"checkout": "success"},
+                   {"checkout": "success", "session_id": "cs_test_forged"},
+                   {"checkout": "success", "session_id": "cs_1\x00"}):
+        text = _text(client.get("/billing", forged))
+        assert "Thank you" not in text and "payment went through" not in text
+        assert "Stripe has not confirmed a payment for this account, which is on the Free " \
+               "plan." in text
     cancel = _text(client.get("/billing", {"checkout": "cancel"}))
-    assert "nothing was charged and the plan is unchanged" in cancel
-    assert "Stripe confirms" not in _text(client.get("/billing", {"checkout": "bogus"}))
+    assert "Checkout was cancelled. This account is on the Free plan." in cancel
+    assert client.get("/billing", {"checkout": "bogus"}).context["checkout"] is None
+
+
+def test_after_checkout_the_plan_named_is_the_databases(client, alice):
+    Subscription.objects.create(account=alice.account, plan=plan("pro"),
+                                stripe_customer_id="cus_alice")
+    client.force_login(alice.user)
+    text = _text(client.get("/billing", {"checkout": "success"}))
+    assert "Thank you: this account is on the Pro plan." in text
+
+
+@pytest.mark.parametrize("sent", ["pro\x00", "a" * 10_000, "pr o", "", "platinum"])
+def test_a_plan_the_server_does_not_sell_is_a_400_page_saying_so(client, alice,
+                                                                 stripe_configured, sent):
+    client.force_login(alice.user)
+    refused = client.post("/billing/checkout/", {"plan": sent})
+    assert refused.status_code == 400 and "html" in refused["Content-Type"]
+    assert "Pick a plan from the list below: the form named no plan this server sells." in \
+        _text(refused)
+    assert not Subscription.objects.filter(account=alice.account).exists()
 
 
 def test_the_old_address_with_a_slash_leads_to_the_page(client, alice):
