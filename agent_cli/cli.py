@@ -107,17 +107,20 @@ def _show(changes: list[clients.Change]) -> None:
               help="Have the client start `memory mcp` (a local bridge) instead of reaching "
                    "the endpoint over HTTP. Claude Desktop always uses it.")
 @name_option
-@click.option("--no-check", is_flag=True, help="Skip the tools/list check at the end.")
-@click.option("--dry-run", is_flag=True, help="Show the changes; write nothing.")
+@click.option("--no-check", is_flag=True,
+              help="Write without checking the endpoint first (tools/list).")
+@click.option("--dry-run", is_flag=True, help="Show the changes; write nothing, check nothing.")
 @_clean_errors
 def setup(client: str, in_project: bool, stdio: bool, name: str, no_check: bool,
           dry_run: bool) -> None:
-    """Add Echo Memory to CLIENT's MCP config (idempotent; other entries, comments and
-    formatting are kept byte for byte), then check the connection with tools/list.
+    """Check the endpoint (tools/list), then add Echo Memory to CLIENT's MCP config
+    (idempotent; other entries, comments and formatting are kept byte for byte). A failed
+    check writes nothing.
 
     Over HTTP the client sends `Authorization: Bearer $ECHO_MEM_API_KEY`, read from its own
-    environment: the key is never written into its config. With --project, the entry
-    also names the project (X-Echo-Project) where the client can send headers.
+    environment: the key is never written into its config. The project of each note comes
+    from the config (--project), the folder the client works in (where its config can say
+    so), or the folder it starts the bridge in (--stdio); setup says which.
     """
     settings = config.resolve()
     root = _root(in_project)
@@ -126,18 +129,22 @@ def setup(client: str, in_project: bool, stdio: bool, name: str, no_check: bool,
                            url=settings.url, name=name)
     _show(changes)
     if dry_run:
-        click.echo("(dry run: nothing written)")
+        click.echo("(dry run: nothing written, nothing checked)")
         return
+    names = None if no_check else _check(settings, root.name if root else None)
     for change in changes:
         change.apply()
     if client == "claude-desktop":
         click.echo("Claude Desktop starts only local servers: it runs the `memory mcp` bridge.")
     if client == "codex" and root:
         click.echo("note: Codex reads .codex/config.toml only in projects you have trusted.")
+    click.echo(f"project: {clients.global_project_note(client, stdio)}" if root is None else
+               f"project: every note saved through this entry names {root.name}, unless the "
+               "agent passes another.")
     _advise_on_key(client, stdio, settings)
-    if no_check:
-        return
-    _check(settings, root.name if root else None)
+    if names is not None:
+        click.echo(f"check: {settings.url} answers tools/list with {len(names)} tools "
+                   f"({', '.join(names)}); restart the client to load them.")
 
 
 def _advise_on_key(client: str, stdio: bool, settings: config.Settings) -> None:
@@ -152,9 +159,10 @@ def _advise_on_key(client: str, stdio: bool, settings: config.Settings) -> None:
                    "from (your shell profile), then restart it.")
 
 
-def _check(settings: config.Settings, project: str | None) -> None:
-    """tools/list against the endpoint the client will use; any failure exits 1 with what
-    to fix, since a config that cannot connect is not a finished setup."""
+def _check(settings: config.Settings, project: str | None) -> list[str]:
+    """tools/list against the endpoint the client will use, before anything is written: a
+    config that cannot connect is not a finished setup, so a failure writes nothing and
+    exits 1 with one line saying why."""
     try:
         with Remote(settings, project=project) as remote:
             names = [tool["name"] for tool in remote.list_tools()]
@@ -165,13 +173,11 @@ def _check(settings: config.Settings, project: str | None) -> None:
                               "MCP server; point ECHO_MEM_URL at an Echo Memory endpoint that "
                               "has them (upgrade the server)")
     except RemoteError as exc:
-        click.echo(f"check failed: {exc}", err=True)
-        click.echo("The config is written; fix the above, then run the same `memory setup` "
-                   "again to check (it changes nothing the second time), or pass "
-                   "--no-check to skip the check.", err=True)
+        reason = " ".join(str(exc).split())  # one line, whatever the server sent
+        click.echo(f"memory: setup refused, nothing was written: {reason} (fix it and run "
+                   "the same command again; --no-check writes without checking)", err=True)
         sys.exit(1)
-    click.echo(f"check: {settings.url} answers tools/list with {len(names)} tools "
-               f"({', '.join(names)}); restart the client to load them.")
+    return names
 
 
 @main.command()
@@ -180,18 +186,29 @@ def _check(settings: config.Settings, project: str | None) -> None:
 @name_option
 @_clean_errors
 def uninstall(client: str, in_project: bool, name: str) -> None:
-    """Remove Echo Memory from CLIENT's MCP config (and, for Codex, the AGENTS.md block),
-    leaving everything else in those files as it was. A file left empty is deleted, and so
-    is a folder that setup created and that is now empty; folders that were there before
-    setup always stay."""
+    """Remove Echo Memory from CLIENT's MCP config (and, for Codex, the AGENTS.md block).
+
+    A file setup did not change since gets back exactly the bytes it had before setup (a
+    file setup created is deleted); a file that changed since loses our entry only. A
+    symlinked config stays a symlink. A folder setup created and that is now empty goes;
+    folders that were there before setup always stay."""
     changes = clients.plan(client, install=False, project_root=_root(in_project), stdio=False,
                            url=None, name=name)
     _show(changes)
     for change in changes:
         change.apply()
-    deleted = [c.path for c in changes if c.changed and c.after is None]
+    deleted = [c.target for c in changes if c.changed and c.after is None]
     for folder in created_dirs.tidy(deleted):
         click.echo(f"{clients.shown(folder)}/: deleted (setup made it; it is empty now)")
+
+
+@main.command(name="project-header")
+def project_header() -> None:
+    """Print this folder's project header as JSON: {"X-Echo-Project": "<git root's name>"},
+    or {} outside a repository. A global Claude Code install runs it (headersHelper) when
+    it connects, so each project's notes are filed under that project."""
+    project = config.git_project()
+    click.echo(json.dumps({clients.PROJECT_HEADER: project} if project else {}))
 
 
 # --- notes ---------------------------------------------------------------------------------

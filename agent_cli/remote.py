@@ -9,17 +9,20 @@ the stdio bridge runs it in a worker thread, so one client serves both.
 from __future__ import annotations
 
 import contextlib
+import html
 import json
+import re
 import time
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 
 from agent_cli.config import KEY_ENV, Settings
+from echomem.request_context import PROJECT_HEADER
 
 PROTOCOL = "2025-06-18"
-PROJECT_HEADER = "X-Echo-Project"
 CLIENT_INFO = {"name": "echo-memory-agent-cli", "version": "1"}
 
 
@@ -45,6 +48,7 @@ class Remote:
                 "no Echo Memory endpoint is configured: set ECHO_MEM_URL (for example "
                 "http://127.0.0.1:8000/mcp), or run `memory config set --url URL`, or start "
                 "the local server with `echo-memory quickstart`")
+        _check_url(settings.url)
         self.settings = settings
         headers = {"Accept": "application/json, text/event-stream",
                    "Content-Type": "application/json"}
@@ -112,8 +116,12 @@ class Remote:
             wait = reply.headers.get("Retry-After", "a few")
             return RemoteError(f"rate limited by the server: try again in {wait} seconds")
         if reply.status_code == 404 and not self.session:
-            return RemoteError(f"{self.settings.url} is not an MCP endpoint (404): the URL "
-                               "ends in /mcp")
+            return RemoteError(f"{self.settings.url} is not an MCP endpoint (404, {detail}): "
+                               "the URL ends in /mcp")
+        if 300 <= reply.status_code < 400:
+            where = reply.headers.get("Location", "elsewhere")
+            return RemoteError(f"{self.settings.url} redirects ({reply.status_code}) to "
+                               f"{where}: use the endpoint's own URL (it ends in /mcp)")
         hint = ""
         if not self.session and not self.settings.url.rstrip("/").endswith("/mcp"):
             hint = " (is the URL the MCP endpoint? it ends in /mcp)"
@@ -205,11 +213,39 @@ def _message(reply: httpx.Response, wanted: int) -> dict[str, Any]:
     try:
         return reply.json()
     except ValueError as exc:
-        raise RemoteError(f"the server did not answer in JSON: {reply.text[:200]!r}") from exc
+        raise RemoteError(f"{reply.url} answered with {_body(reply)} instead of JSON: is the "
+                          "URL the server's MCP endpoint (it ends in /mcp)?") from exc
+
+
+def _check_url(url: str) -> None:
+    parts = urlsplit(url)
+    if parts.scheme not in {"http", "https"} or not parts.hostname:
+        raise RemoteError(f"{url!r} is not an http(s) URL: give the whole endpoint, e.g. "
+                          "https://memory.example.com/mcp (ECHO_MEM_URL or `memory config "
+                          "set --url`)")
+
+
+_TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.I | re.S)
+
+
+def _body(reply: httpx.Response) -> str:
+    """What a reply that is not the JSON we expect holds, in a few words on one line: a
+    web page is named as such (with its title), never printed."""
+    text = reply.text
+    kind = reply.headers.get("content-type", "").split(";")[0].strip().lower()
+    if kind in {"text/html", "application/xhtml+xml"} or text.lstrip()[:15].lower().startswith(
+            ("<!doctype html", "<html")):
+        title = _TITLE.search(text)
+        named = " ".join(html.unescape(title.group(1)).split())[:80] if title else ""
+        return f"an HTML page{f' ({named!r})' if named else ''}"
+    first = " ".join(text.split())
+    if not first:
+        return "an empty body"
+    return f"{kind or 'text'} {first[:80]!r}{'…' if len(first) > 80 else ''}"
 
 
 def _error_message(reply: httpx.Response) -> str:
     try:
-        return str(reply.json()["error"]["message"])
+        return " ".join(str(reply.json()["error"]["message"]).split())
     except (ValueError, KeyError, TypeError):
-        return reply.text[:200] or reply.reason_phrase
+        return _body(reply) if reply.text.strip() else reply.reason_phrase
