@@ -94,7 +94,7 @@ TOOLS: dict[str, Tool] = {tool.name: tool for tool in [
             "causal_hint only when the conversation said one thing caused another. Costs one "
             "unit per fact created."),
         args=WriteEpisodeArgs, output=outputs.WriteEpisodeResult, run=services.write_episode,
-        read_only=False, idempotent=True,
+        read_only=False, idempotent=True, context_defaults=("project",),
     ),
     Tool(
         name="query_memory", title="Recall facts",

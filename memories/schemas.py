@@ -200,7 +200,9 @@ class WriteEpisodeArgs(_Args):
         description="Every entity here is new to the graph; skips the similar-name check. "
                     "An exact existing name still resolves to its node.")
     memory: MemoryName
-    project: str = Field(default="", max_length=limits.LABEL_CHARS, description="Optional label.")
+    project: str = Field(default="", max_length=limits.LABEL_CHARS,
+                         description="Optional label. Omit to use the X-Echo-Project header "
+                                     "your setup sends.")
 
     @model_validator(mode="after")
     def _consistent(self) -> WriteEpisodeArgs:
