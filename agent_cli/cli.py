@@ -413,9 +413,10 @@ def import_command(vault_path: Path | None, project: str | None, memory: str | N
                    dry_run: bool, as_json: bool) -> None:
     """Import an EchoVault vault (<vault>/<project>/*.md) as notes, one memory_save each.
 
-    Identical notes are sent once; of two with the same project and title the later wins.
-    Importing the same vault again changes nothing (the server answers an identical save
-    for free, counted as unchanged). Secrets are redacted by the server before storing.
+    Entries with the same project and title are one note and its history: they are saved
+    oldest first, so the newest is the note and the others its earlier versions (an entry
+    identical to the one before it is sent once). Importing the same vault again changes
+    nothing (counted as unchanged). Secrets are redacted by the server before storing.
     """
     from agent_cli import vault, vault_sync
 
@@ -479,7 +480,9 @@ def _print_import(report: dict[str, Any]) -> None:
 @_clean_errors
 def export_command(target: Path, project: str | None, memory: str | None) -> None:
     """Write the server's notes as an EchoVault vault: <DIR>/<project>/<date>-session.md,
-    one file per project and day the note was created, with EchoVault's front matter."""
+    one file per project and day, with EchoVault's front matter. A note's earlier versions
+    are written too, each on the day it was saved, so that importing the vault gives the
+    note back with its history."""
     from agent_cli import vault, vault_sync
 
     settings = config.resolve()
