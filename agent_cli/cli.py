@@ -12,11 +12,12 @@ from typing import Any
 
 import click
 
-from agent_cli import clients, config, created_dirs
-from agent_cli.remote import Remote, RemoteError, ToolError
+from agent_cli import clients, config, created_dirs, outbox
+from agent_cli.remote import Remote, RemoteError, ToolError, Unavailable
 from echomem.agent_clients import SERVER_NAME
 
 CURRENT = "\0current"  # --project given without a value: this directory's project
+KEPT_EXIT = 75  # EX_TEMPFAIL: not done now, kept, will be done later
 CATEGORIES = ("decision", "bug", "pattern", "learning", "context")
 FORGET_TOOL = "forget"
 NOTE_TOOLS = ("memory_save", "memory_search", "memory_context", "memory_details")
@@ -57,8 +58,16 @@ json_option = click.option("--json", "as_json", is_flag=True,
                            help="Print the server's reply as JSON (for scripts).")
 
 
-def _remote() -> Remote:
-    return Remote(config.resolve())
+def _remote(settings: config.Settings, **options: Any) -> Remote:
+    """A connection that first sends the saves kept from earlier commands (outbox.py)."""
+    remote = Remote(settings, **options)
+    if outbox.waiting(settings):
+        try:
+            outbox.send(remote, settings, said=lambda line: click.echo(line, err=True))
+        except RemoteError:
+            remote.close()
+            raise
+    return remote
 
 
 def _print_json(data: Any) -> None:
@@ -243,7 +252,17 @@ def save(title: str, what: str, why: str | None, impact: str | None, tags: str |
         arguments["tags"] = _csv(tags)
     if related_files:
         arguments["related_files"] = _csv(related_files)
-    reply = _call("memory_save", arguments, memory)
+    settings = config.resolve()
+    if memory or settings.memory:
+        arguments["memory"] = memory or settings.memory
+    try:
+        with _remote(settings) as remote:
+            reply = remote.call("memory_save", arguments)
+    except Unavailable as exc:  # not lost: kept here, sent by the next command
+        where = outbox.keep(settings, arguments, str(exc))
+        click.echo(f"memory: {exc}. The note is kept in {where} and will be sent by the next "
+                   "`memory` command (or `memory outbox --send`).", err=True)
+        sys.exit(KEPT_EXIT)
     if as_json:
         return _print_json(reply)
     click.echo(f"saved {reply.get('id', '')} in project {arguments['project']}")
@@ -256,7 +275,7 @@ def _call(tool: str, arguments: dict[str, Any], memory: str | None = None) -> di
     memory = memory or settings.memory
     if memory:
         arguments["memory"] = memory
-    with Remote(settings) as remote:
+    with _remote(settings) as remote:
         return remote.call(tool, arguments)
 
 
@@ -363,7 +382,7 @@ def delete(note_id: str, memory: str | None, yes: bool, as_json: bool) -> None:
     their text leaves the server's audit trail. NOTE_ID is its id or a unique prefix of 8+
     characters."""
     settings = config.resolve()
-    with Remote(settings) as remote:
+    with _remote(settings) as remote:
         if FORGET_TOOL not in {tool["name"] for tool in remote.list_tools()}:
             raise RemoteError(f"deleting notes is not supported by this server "
                               f"({settings.url} offers no {FORGET_TOOL} tool): upgrade "
@@ -397,7 +416,7 @@ def _patient_remote(settings: config.Settings) -> Remote:
         click.echo(f"\nrate limited by the server: waiting {seconds:g} s, then going on",
                    err=True)
 
-    return Remote(settings, on_rate_limit=waiting)
+    return _remote(settings, on_rate_limit=waiting, wait_budget=None)
 
 
 @main.command(name="import")
@@ -515,6 +534,34 @@ def mcp_command(project: str | None) -> None:
                    "`memory config set --url URL`", err=True)
         sys.exit(2)
     serve(settings, project or config.git_project())
+
+
+@main.command(name="outbox")
+@click.option("--send", "send_now", is_flag=True, help="Send the kept saves now.")
+@click.option("--drop", is_flag=True, help="Discard every kept save (asks first).")
+@_clean_errors
+def outbox_command(send_now: bool, drop: bool) -> None:
+    """List the saves the server could not take yet (rate limited past the wait, or down).
+    Every `memory` command sends them first; --send does only that."""
+    if drop:
+        click.confirm(f"Discard {len(outbox.waiting())} kept save(s) for good?", abort=True)
+        click.echo(f"discarded {outbox.drop()} kept save(s)")
+        return
+    if send_now:
+        settings = config.resolve()
+        with _remote(settings):
+            pass
+    entries = outbox.waiting()
+    if not entries:
+        click.echo("no saves are waiting")
+        return
+    click.echo(f"{len(entries)} save(s) waiting in {outbox.path()}:")
+    for entry in entries:
+        arguments = entry.get("arguments", {})
+        state = f"refused: {entry['refused']}" if entry.get("refused") else entry.get("reason")
+        click.echo(f"  {entry.get('kept_at')}  {arguments.get('title')!r} "
+                   f"({arguments.get('project') or 'no project'}) for {entry.get('url')}: "
+                   f"{state}")
 
 
 @main.group(name="config")

@@ -11,7 +11,10 @@ from __future__ import annotations
 import contextlib
 import html
 import json
+import math
+import os
 import re
+import sys
 import time
 from collections.abc import Callable
 from typing import Any
@@ -34,15 +37,55 @@ class ToolError(RemoteError):
     """The tool answered with isError: its message says what to change."""
 
 
-# A long job (import, export) waits out the server's rate limit instead of stopping half way;
-# the server says how long in Retry-After, and refused requests did nothing, so a retry is safe.
+class Unavailable(RemoteError):
+    """The server did not take the request now (down, overloaded, rate limited past our
+    wait) and did nothing with it: the same request can go through later."""
+
+
+class RateLimited(Unavailable):
+    def __init__(self, message: str, retry_after: float):
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+# On 429 the server says in Retry-After how long until it takes another request from this
+# key, and a refused request did nothing, so waiting and sending it again is safe. Commands
+# and the bridge wait up to a budget per request (`rate_wait()`, ECHO_MEM_RATE_WAIT); long
+# jobs (import, export) pass budget None and wait as often as it takes, bounded per wait.
 MAX_RATE_WAIT_SECONDS = 120
 MAX_RATE_WAITS = 50
+RATE_WAIT_ENV = "ECHO_MEM_RATE_WAIT"
+# A coding session's burst (a search per prompt, a save per decision, the close) is over
+# within this, so a command or bridge call that meets the limit usually just waits.
+DEFAULT_RATE_WAIT_SECONDS = 30.0
+
+
+def rate_wait() -> float:
+    """Seconds a request may wait on 429 in all (ECHO_MEM_RATE_WAIT; 0: never wait)."""
+    raw = os.environ.get(RATE_WAIT_ENV, "").strip()
+    if not raw:
+        return DEFAULT_RATE_WAIT_SECONDS
+    try:
+        seconds = float(raw)
+    except ValueError:
+        seconds = -1.0
+    if not 0 <= seconds <= 3600:
+        raise RemoteError(f"{RATE_WAIT_ENV}={raw!r} is not a number of seconds from 0 to "
+                          f"3600: set it to e.g. 30, or unset it (default "
+                          f"{DEFAULT_RATE_WAIT_SECONDS:g})")
+    return seconds
+
+
+def say_waiting(seconds: float) -> None:
+    """The default word on a wait: stderr, never stdout (the bridge speaks MCP there)."""
+    print(f"memory: rate limited by the server; waiting {seconds:g} s (its Retry-After), "
+          "then sending the request again", file=sys.stderr, flush=True)
 
 
 class Remote:
     def __init__(self, settings: Settings, *, project: str | None = None, timeout: float = 60,
-                 on_rate_limit: Callable[[float], None] | None = None):
+                 on_rate_limit: Callable[[float], None] = say_waiting,
+                 wait_budget: float | str | None = "configured"):
         if not settings.url:
             raise RemoteError(
                 "no Echo Memory endpoint is configured: set ECHO_MEM_URL (for example "
@@ -59,8 +102,10 @@ class Remote:
         self.http = httpx.Client(headers=headers, timeout=timeout)
         self.session: str | None = None
         self.ids = 0
-        # Set: wait and retry on 429 (called with the seconds first); None: raise at once.
+        # On 429: say so (with the seconds), wait, send again; up to `wait_budget` seconds a
+        # request (None: no total bound), never a wait longer than MAX_RATE_WAIT_SECONDS.
         self.on_rate_limit = on_rate_limit
+        self.wait_budget = rate_wait() if wait_budget == "configured" else wait_budget
         self.rate_waits = 0
 
     def __enter__(self) -> Remote:
@@ -81,13 +126,17 @@ class Remote:
         if headers is None:
             headers = ({"Mcp-Session-Id": self.session, "MCP-Protocol-Version": PROTOCOL}
                        if self.session else {})
+        waited = 0.0
+        budget = math.inf if self.wait_budget is None else self.wait_budget
         while True:
             reply = self._send(body, headers)
-            if (reply.status_code != 429 or self.on_rate_limit is None
-                    or self.rate_waits >= MAX_RATE_WAITS):
+            if reply.status_code != 429 or self.rate_waits >= MAX_RATE_WAITS:
                 return reply
-            self.rate_waits += 1
             wait = _retry_after(reply)
+            if waited + wait > budget:
+                return reply  # longer than we may wait: _explain says so
+            self.rate_waits += 1
+            waited += wait
             self.on_rate_limit(wait)
             time.sleep(wait)
 
@@ -95,9 +144,11 @@ class Remote:
         try:
             return self.http.post(self.settings.url, json=body, headers=headers)
         except httpx.ConnectError as exc:
-            raise RemoteError(f"cannot reach {self.settings.url} ({exc}): is the server "
+            raise Unavailable(f"cannot reach {self.settings.url} ({exc}): is the server "
                               "running? Start it with `echo-memory serve`, or fix ECHO_MEM_URL"
                               ) from exc
+        except httpx.TransportError as exc:  # timeouts, dropped connections
+            raise Unavailable(f"the request to {self.settings.url} failed: {exc}") from exc
         except httpx.HTTPError as exc:
             raise RemoteError(f"the request to {self.settings.url} failed: {exc}") from exc
 
@@ -113,8 +164,13 @@ class Remote:
                                f"{detail}): it is wrong or revoked; make a new one in the "
                                "dashboard")
         if reply.status_code == 429:
-            wait = reply.headers.get("Retry-After", "a few")
-            return RemoteError(f"rate limited by the server: try again in {wait} seconds")
+            wait = _retry_after(reply)
+            return RateLimited(f"rate limited by the server: it takes requests from this key "
+                               f"again in {wait:g} s, longer than this command waits "
+                               f"({_budget(self.wait_budget)})", wait)
+        if reply.status_code in {500, 502, 503, 504}:
+            return Unavailable(f"the server answered {reply.status_code} ({detail}): it "
+                               "could not take the request now; try again shortly")
         if reply.status_code == 404 and not self.session:
             return RemoteError(f"{self.settings.url} is not an MCP endpoint (404, {detail}): "
                                "the URL ends in /mcp")
@@ -186,6 +242,12 @@ class Remote:
         except ValueError:
             return {"text": text}
         return parsed if isinstance(parsed, dict) else {"results": parsed}
+
+
+def _budget(budget: float | None) -> str:
+    if budget is None:
+        return f"at most {MAX_RATE_WAITS} waits"
+    return f"{budget:g} s; ECHO_MEM_RATE_WAIT sets it"
 
 
 def _retry_after(reply: httpx.Response) -> float:
