@@ -12,11 +12,12 @@ from typing import Any
 
 import click
 
-from agent_cli import clients, config, created_dirs
-from agent_cli.remote import Remote, RemoteError, ToolError
+from agent_cli import clients, config, created_dirs, outbox
+from agent_cli.remote import Remote, RemoteError, ToolError, Unavailable
 from echomem.agent_clients import SERVER_NAME
 
 CURRENT = "\0current"  # --project given without a value: this directory's project
+KEPT_EXIT = 75  # EX_TEMPFAIL: not done now, kept, will be done later
 CATEGORIES = ("decision", "bug", "pattern", "learning", "context")
 FORGET_TOOL = "forget"
 NOTE_TOOLS = ("memory_save", "memory_search", "memory_context", "memory_details")
@@ -57,8 +58,16 @@ json_option = click.option("--json", "as_json", is_flag=True,
                            help="Print the server's reply as JSON (for scripts).")
 
 
-def _remote() -> Remote:
-    return Remote(config.resolve())
+def _remote(settings: config.Settings, **options: Any) -> Remote:
+    """A connection that first sends the saves kept from earlier commands (outbox.py)."""
+    remote = Remote(settings, **options)
+    if outbox.waiting(settings):
+        try:
+            outbox.send(remote, settings, said=lambda line: click.echo(line, err=True))
+        except RemoteError:
+            remote.close()
+            raise
+    return remote
 
 
 def _print_json(data: Any) -> None:
@@ -107,17 +116,20 @@ def _show(changes: list[clients.Change]) -> None:
               help="Have the client start `memory mcp` (a local bridge) instead of reaching "
                    "the endpoint over HTTP. Claude Desktop always uses it.")
 @name_option
-@click.option("--no-check", is_flag=True, help="Skip the tools/list check at the end.")
-@click.option("--dry-run", is_flag=True, help="Show the changes; write nothing.")
+@click.option("--no-check", is_flag=True,
+              help="Write without checking the endpoint first (tools/list).")
+@click.option("--dry-run", is_flag=True, help="Show the changes; write nothing, check nothing.")
 @_clean_errors
 def setup(client: str, in_project: bool, stdio: bool, name: str, no_check: bool,
           dry_run: bool) -> None:
-    """Add Echo Memory to CLIENT's MCP config (idempotent; other entries, comments and
-    formatting are kept byte for byte), then check the connection with tools/list.
+    """Check the endpoint (tools/list), then add Echo Memory to CLIENT's MCP config
+    (idempotent; other entries, comments and formatting are kept byte for byte). A failed
+    check writes nothing.
 
     Over HTTP the client sends `Authorization: Bearer $ECHO_MEM_API_KEY`, read from its own
-    environment: the key is never written into its config. With --project, the entry
-    also names the project (X-Echo-Project) where the client can send headers.
+    environment: the key is never written into its config. The project of each note comes
+    from the config (--project), the folder the client works in (where its config can say
+    so), or the folder it starts the bridge in (--stdio); setup says which.
     """
     settings = config.resolve()
     root = _root(in_project)
@@ -126,18 +138,22 @@ def setup(client: str, in_project: bool, stdio: bool, name: str, no_check: bool,
                            url=settings.url, name=name)
     _show(changes)
     if dry_run:
-        click.echo("(dry run: nothing written)")
+        click.echo("(dry run: nothing written, nothing checked)")
         return
+    names = None if no_check else _check(settings, root.name if root else None)
     for change in changes:
         change.apply()
     if client == "claude-desktop":
         click.echo("Claude Desktop starts only local servers: it runs the `memory mcp` bridge.")
     if client == "codex" and root:
         click.echo("note: Codex reads .codex/config.toml only in projects you have trusted.")
+    click.echo(f"project: {clients.global_project_note(client, stdio)}" if root is None else
+               f"project: every note saved through this entry names {root.name}, unless the "
+               "agent passes another.")
     _advise_on_key(client, stdio, settings)
-    if no_check:
-        return
-    _check(settings, root.name if root else None)
+    if names is not None:
+        click.echo(f"check: {settings.url} answers tools/list with {len(names)} tools "
+                   f"({', '.join(names)}); restart the client to load them.")
 
 
 def _advise_on_key(client: str, stdio: bool, settings: config.Settings) -> None:
@@ -152,9 +168,10 @@ def _advise_on_key(client: str, stdio: bool, settings: config.Settings) -> None:
                    "from (your shell profile), then restart it.")
 
 
-def _check(settings: config.Settings, project: str | None) -> None:
-    """tools/list against the endpoint the client will use; any failure exits 1 with what
-    to fix, since a config that cannot connect is not a finished setup."""
+def _check(settings: config.Settings, project: str | None) -> list[str]:
+    """tools/list against the endpoint the client will use, before anything is written: a
+    config that cannot connect is not a finished setup, so a failure writes nothing and
+    exits 1 with one line saying why."""
     try:
         with Remote(settings, project=project) as remote:
             names = [tool["name"] for tool in remote.list_tools()]
@@ -165,13 +182,11 @@ def _check(settings: config.Settings, project: str | None) -> None:
                               "MCP server; point ECHO_MEM_URL at an Echo Memory endpoint that "
                               "has them (upgrade the server)")
     except RemoteError as exc:
-        click.echo(f"check failed: {exc}", err=True)
-        click.echo("The config is written; fix the above, then run the same `memory setup` "
-                   "again to check (it changes nothing the second time), or pass "
-                   "--no-check to skip the check.", err=True)
+        reason = " ".join(str(exc).split())  # one line, whatever the server sent
+        click.echo(f"memory: setup refused, nothing was written: {reason} (fix it and run "
+                   "the same command again; --no-check writes without checking)", err=True)
         sys.exit(1)
-    click.echo(f"check: {settings.url} answers tools/list with {len(names)} tools "
-               f"({', '.join(names)}); restart the client to load them.")
+    return names
 
 
 @main.command()
@@ -180,18 +195,29 @@ def _check(settings: config.Settings, project: str | None) -> None:
 @name_option
 @_clean_errors
 def uninstall(client: str, in_project: bool, name: str) -> None:
-    """Remove Echo Memory from CLIENT's MCP config (and, for Codex, the AGENTS.md block),
-    leaving everything else in those files as it was. A file left empty is deleted, and so
-    is a folder that setup created and that is now empty; folders that were there before
-    setup always stay."""
+    """Remove Echo Memory from CLIENT's MCP config (and, for Codex, the AGENTS.md block).
+
+    A file setup did not change since gets back exactly the bytes it had before setup (a
+    file setup created is deleted); a file that changed since loses our entry only. A
+    symlinked config stays a symlink. A folder setup created and that is now empty goes;
+    folders that were there before setup always stay."""
     changes = clients.plan(client, install=False, project_root=_root(in_project), stdio=False,
                            url=None, name=name)
     _show(changes)
     for change in changes:
         change.apply()
-    deleted = [c.path for c in changes if c.changed and c.after is None]
+    deleted = [c.target for c in changes if c.changed and c.after is None]
     for folder in created_dirs.tidy(deleted):
         click.echo(f"{clients.shown(folder)}/: deleted (setup made it; it is empty now)")
+
+
+@main.command(name="project-header")
+def project_header() -> None:
+    """Print this folder's project header as JSON: {"X-Echo-Project": "<git root's name>"},
+    or {} outside a repository. A global Claude Code install runs it (headersHelper) when
+    it connects, so each project's notes are filed under that project."""
+    project = config.git_project()
+    click.echo(json.dumps({clients.PROJECT_HEADER: project} if project else {}))
 
 
 # --- notes ---------------------------------------------------------------------------------
@@ -226,7 +252,17 @@ def save(title: str, what: str, why: str | None, impact: str | None, tags: str |
         arguments["tags"] = _csv(tags)
     if related_files:
         arguments["related_files"] = _csv(related_files)
-    reply = _call("memory_save", arguments, memory)
+    settings = config.resolve()
+    if memory or settings.memory:
+        arguments["memory"] = memory or settings.memory
+    try:
+        with _remote(settings) as remote:
+            reply = remote.call("memory_save", arguments)
+    except Unavailable as exc:  # not lost: kept here, sent by the next command
+        where = outbox.keep(settings, arguments, str(exc))
+        click.echo(f"memory: {exc}. The note is kept in {where} and will be sent by the next "
+                   "`memory` command (or `memory outbox --send`).", err=True)
+        sys.exit(KEPT_EXIT)
     if as_json:
         return _print_json(reply)
     click.echo(f"saved {reply.get('id', '')} in project {arguments['project']}")
@@ -239,7 +275,7 @@ def _call(tool: str, arguments: dict[str, Any], memory: str | None = None) -> di
     memory = memory or settings.memory
     if memory:
         arguments["memory"] = memory
-    with Remote(settings) as remote:
+    with _remote(settings) as remote:
         return remote.call(tool, arguments)
 
 
@@ -346,7 +382,7 @@ def delete(note_id: str, memory: str | None, yes: bool, as_json: bool) -> None:
     their text leaves the server's audit trail. NOTE_ID is its id or a unique prefix of 8+
     characters."""
     settings = config.resolve()
-    with Remote(settings) as remote:
+    with _remote(settings) as remote:
         if FORGET_TOOL not in {tool["name"] for tool in remote.list_tools()}:
             raise RemoteError(f"deleting notes is not supported by this server "
                               f"({settings.url} offers no {FORGET_TOOL} tool): upgrade "
@@ -380,7 +416,7 @@ def _patient_remote(settings: config.Settings) -> Remote:
         click.echo(f"\nrate limited by the server: waiting {seconds:g} s, then going on",
                    err=True)
 
-    return Remote(settings, on_rate_limit=waiting)
+    return _remote(settings, on_rate_limit=waiting, wait_budget=None)
 
 
 @main.command(name="import")
@@ -396,9 +432,10 @@ def import_command(vault_path: Path | None, project: str | None, memory: str | N
                    dry_run: bool, as_json: bool) -> None:
     """Import an EchoVault vault (<vault>/<project>/*.md) as notes, one memory_save each.
 
-    Identical notes are sent once; of two with the same project and title the later wins.
-    Importing the same vault again changes nothing (the server answers an identical save
-    for free, counted as unchanged). Secrets are redacted by the server before storing.
+    Entries with the same project and title are one note and its history: they are saved
+    oldest first, so the newest is the note and the others its earlier versions (an entry
+    identical to the one before it is sent once). Importing the same vault again changes
+    nothing (counted as unchanged). Secrets are redacted by the server before storing.
     """
     from agent_cli import vault, vault_sync
 
@@ -462,7 +499,9 @@ def _print_import(report: dict[str, Any]) -> None:
 @_clean_errors
 def export_command(target: Path, project: str | None, memory: str | None) -> None:
     """Write the server's notes as an EchoVault vault: <DIR>/<project>/<date>-session.md,
-    one file per project and day the note was created, with EchoVault's front matter."""
+    one file per project and day, with EchoVault's front matter. A note's earlier versions
+    are written too, each on the day it was saved, so that importing the vault gives the
+    note back with its history."""
     from agent_cli import vault, vault_sync
 
     settings = config.resolve()
@@ -495,6 +534,34 @@ def mcp_command(project: str | None) -> None:
                    "`memory config set --url URL`", err=True)
         sys.exit(2)
     serve(settings, project or config.git_project())
+
+
+@main.command(name="outbox")
+@click.option("--send", "send_now", is_flag=True, help="Send the kept saves now.")
+@click.option("--drop", is_flag=True, help="Discard every kept save (asks first).")
+@_clean_errors
+def outbox_command(send_now: bool, drop: bool) -> None:
+    """List the saves the server could not take yet (rate limited past the wait, or down).
+    Every `memory` command sends them first; --send does only that."""
+    if drop:
+        click.confirm(f"Discard {len(outbox.waiting())} kept save(s) for good?", abort=True)
+        click.echo(f"discarded {outbox.drop()} kept save(s)")
+        return
+    if send_now:
+        settings = config.resolve()
+        with _remote(settings):
+            pass
+    entries = outbox.waiting()
+    if not entries:
+        click.echo("no saves are waiting")
+        return
+    click.echo(f"{len(entries)} save(s) waiting in {outbox.path()}:")
+    for entry in entries:
+        arguments = entry.get("arguments", {})
+        state = f"refused: {entry['refused']}" if entry.get("refused") else entry.get("reason")
+        click.echo(f"  {entry.get('kept_at')}  {arguments.get('title')!r} "
+                   f"({arguments.get('project') or 'no project'}) for {entry.get('url')}: "
+                   f"{state}")
 
 
 @main.group(name="config")

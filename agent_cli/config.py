@@ -20,6 +20,7 @@ URL_ENV = "ECHO_MEM_URL"
 KEY_ENV = "ECHO_MEM_API_KEY"
 MEMORY_ENV = "ECHO_MEM_MEMORY"
 CONFIG_ENV = "ECHO_MEM_CONFIG"
+
 # The server's own home and the file it records itself in (echomem/home.py, echomem/server.py);
 # read here by name, since this side never imports the server.
 SERVER_HOME_ENV = "ECHO_MEMORY_HOME"

@@ -231,10 +231,13 @@ def _back_to_line(text: str, offset: int) -> int:
     return start
 
 
-def remove_member(text: str, path: list[str], name: str) -> str:
-    """`text` without `name` in object `path`; an object left empty by it goes too.
+def remove_member(text: str, path: list[str], name: str, *, prune_from: int | None = None
+                  ) -> str:
+    """`text` without `name` in object `path`.
 
-    Returns "" when nothing but an empty object would remain (the caller deletes the file).
+    An object the removal leaves empty goes too when it sits at depth `prune_from` of the
+    path or deeper (the objects setup created on its way to our entry); the person's own
+    objects stay, empty or not. None prunes nothing.
     """
     doc = parse(text)
     obj, missing = _find(doc, path)
@@ -254,13 +257,32 @@ def remove_member(text: str, path: list[str], name: str) -> str:
     cuts.append((start, end))
     for cut_start, cut_end in sorted(cuts, reverse=True):
         text = text[:cut_start] + text[cut_end:]
-    doc = parse(text)
-    emptied, _ = _find(doc, path)
+    emptied, _ = _find(parse(text), path)
     if emptied.members or "/" in text[emptied.start:emptied.end]:
         return text
-    if path:
-        return remove_member(text, path[:-1], path[-1])
-    return "" if not doc.has_comments else text
+    depth = len(path) - 1  # the emptied object is path[depth]
+    if path and prune_from is not None and depth >= prune_from:
+        return remove_member(text, path[:-1], path[-1], prune_from=prune_from)
+    return text
+
+
+def holds(text: str, path: list[str], name: str) -> bool:
+    """Whether object `path` of the document has a member `name`."""
+    obj, missing = _find(parse(text), path)
+    return not missing and any(m.key == name for m in obj.members)
+
+
+def missing_depth(text: str, path: list[str]) -> int | None:
+    """The depth from which the objects of `path` are absent (0: the first key); None when
+    they all exist."""
+    _, missing = _find(parse(text), path)
+    return len(path) - len(missing) if missing else None
+
+
+def is_empty(text: str) -> bool:
+    """Nothing in the document but an empty object: no member, no comment."""
+    doc = parse(text)
+    return not doc.root.members and not doc.has_comments
 
 
 def indent_of(text: str) -> str:

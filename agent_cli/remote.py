@@ -9,17 +9,23 @@ the stdio bridge runs it in a worker thread, so one client serves both.
 from __future__ import annotations
 
 import contextlib
+import html
 import json
+import math
+import os
+import re
+import sys
 import time
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 
 from agent_cli.config import KEY_ENV, Settings
+from echomem.request_context import PROJECT_HEADER
 
 PROTOCOL = "2025-06-18"
-PROJECT_HEADER = "X-Echo-Project"
 CLIENT_INFO = {"name": "echo-memory-agent-cli", "version": "1"}
 
 
@@ -31,20 +37,61 @@ class ToolError(RemoteError):
     """The tool answered with isError: its message says what to change."""
 
 
-# A long job (import, export) waits out the server's rate limit instead of stopping half way;
-# the server says how long in Retry-After, and refused requests did nothing, so a retry is safe.
+class Unavailable(RemoteError):
+    """The server did not take the request now (down, overloaded, rate limited past our
+    wait) and did nothing with it: the same request can go through later."""
+
+
+class RateLimited(Unavailable):
+    def __init__(self, message: str, retry_after: float):
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+# On 429 the server says in Retry-After how long until it takes another request from this
+# key, and a refused request did nothing, so waiting and sending it again is safe. Commands
+# and the bridge wait up to a budget per request (`rate_wait()`, ECHO_MEM_RATE_WAIT); long
+# jobs (import, export) pass budget None and wait as often as it takes, bounded per wait.
 MAX_RATE_WAIT_SECONDS = 120
 MAX_RATE_WAITS = 50
+RATE_WAIT_ENV = "ECHO_MEM_RATE_WAIT"
+# A coding session's burst (a search per prompt, a save per decision, the close) is over
+# within this, so a command or bridge call that meets the limit usually just waits.
+DEFAULT_RATE_WAIT_SECONDS = 30.0
+
+
+def rate_wait() -> float:
+    """Seconds a request may wait on 429 in all (ECHO_MEM_RATE_WAIT; 0: never wait)."""
+    raw = os.environ.get(RATE_WAIT_ENV, "").strip()
+    if not raw:
+        return DEFAULT_RATE_WAIT_SECONDS
+    try:
+        seconds = float(raw)
+    except ValueError:
+        seconds = -1.0
+    if not 0 <= seconds <= 3600:
+        raise RemoteError(f"{RATE_WAIT_ENV}={raw!r} is not a number of seconds from 0 to "
+                          f"3600: set it to e.g. 30, or unset it (default "
+                          f"{DEFAULT_RATE_WAIT_SECONDS:g})")
+    return seconds
+
+
+def say_waiting(seconds: float) -> None:
+    """The default word on a wait: stderr, never stdout (the bridge speaks MCP there)."""
+    print(f"memory: rate limited by the server; waiting {seconds:g} s (its Retry-After), "
+          "then sending the request again", file=sys.stderr, flush=True)
 
 
 class Remote:
     def __init__(self, settings: Settings, *, project: str | None = None, timeout: float = 60,
-                 on_rate_limit: Callable[[float], None] | None = None):
+                 on_rate_limit: Callable[[float], None] = say_waiting,
+                 wait_budget: float | str | None = "configured"):
         if not settings.url:
             raise RemoteError(
                 "no Echo Memory endpoint is configured: set ECHO_MEM_URL (for example "
                 "http://127.0.0.1:8000/mcp), or run `memory config set --url URL`, or start "
                 "the local server with `echo-memory quickstart`")
+        _check_url(settings.url)
         self.settings = settings
         headers = {"Accept": "application/json, text/event-stream",
                    "Content-Type": "application/json"}
@@ -55,8 +102,10 @@ class Remote:
         self.http = httpx.Client(headers=headers, timeout=timeout)
         self.session: str | None = None
         self.ids = 0
-        # Set: wait and retry on 429 (called with the seconds first); None: raise at once.
+        # On 429: say so (with the seconds), wait, send again; up to `wait_budget` seconds a
+        # request (None: no total bound), never a wait longer than MAX_RATE_WAIT_SECONDS.
         self.on_rate_limit = on_rate_limit
+        self.wait_budget = rate_wait() if wait_budget == "configured" else wait_budget
         self.rate_waits = 0
 
     def __enter__(self) -> Remote:
@@ -77,13 +126,17 @@ class Remote:
         if headers is None:
             headers = ({"Mcp-Session-Id": self.session, "MCP-Protocol-Version": PROTOCOL}
                        if self.session else {})
+        waited = 0.0
+        budget = math.inf if self.wait_budget is None else self.wait_budget
         while True:
             reply = self._send(body, headers)
-            if (reply.status_code != 429 or self.on_rate_limit is None
-                    or self.rate_waits >= MAX_RATE_WAITS):
+            if reply.status_code != 429 or self.rate_waits >= MAX_RATE_WAITS:
                 return reply
-            self.rate_waits += 1
             wait = _retry_after(reply)
+            if waited + wait > budget:
+                return reply  # longer than we may wait: _explain says so
+            self.rate_waits += 1
+            waited += wait
             self.on_rate_limit(wait)
             time.sleep(wait)
 
@@ -91,9 +144,11 @@ class Remote:
         try:
             return self.http.post(self.settings.url, json=body, headers=headers)
         except httpx.ConnectError as exc:
-            raise RemoteError(f"cannot reach {self.settings.url} ({exc}): is the server "
+            raise Unavailable(f"cannot reach {self.settings.url} ({exc}): is the server "
                               "running? Start it with `echo-memory serve`, or fix ECHO_MEM_URL"
                               ) from exc
+        except httpx.TransportError as exc:  # timeouts, dropped connections
+            raise Unavailable(f"the request to {self.settings.url} failed: {exc}") from exc
         except httpx.HTTPError as exc:
             raise RemoteError(f"the request to {self.settings.url} failed: {exc}") from exc
 
@@ -109,11 +164,20 @@ class Remote:
                                f"{detail}): it is wrong or revoked; make a new one in the "
                                "dashboard")
         if reply.status_code == 429:
-            wait = reply.headers.get("Retry-After", "a few")
-            return RemoteError(f"rate limited by the server: try again in {wait} seconds")
+            wait = _retry_after(reply)
+            return RateLimited(f"rate limited by the server: it takes requests from this key "
+                               f"again in {wait:g} s, longer than this command waits "
+                               f"({_budget(self.wait_budget)})", wait)
+        if reply.status_code in {500, 502, 503, 504}:
+            return Unavailable(f"the server answered {reply.status_code} ({detail}): it "
+                               "could not take the request now; try again shortly")
         if reply.status_code == 404 and not self.session:
-            return RemoteError(f"{self.settings.url} is not an MCP endpoint (404): the URL "
-                               "ends in /mcp")
+            return RemoteError(f"{self.settings.url} is not an MCP endpoint (404, {detail}): "
+                               "the URL ends in /mcp")
+        if 300 <= reply.status_code < 400:
+            where = reply.headers.get("Location", "elsewhere")
+            return RemoteError(f"{self.settings.url} redirects ({reply.status_code}) to "
+                               f"{where}: use the endpoint's own URL (it ends in /mcp)")
         hint = ""
         if not self.session and not self.settings.url.rstrip("/").endswith("/mcp"):
             hint = " (is the URL the MCP endpoint? it ends in /mcp)"
@@ -180,6 +244,12 @@ class Remote:
         return parsed if isinstance(parsed, dict) else {"results": parsed}
 
 
+def _budget(budget: float | None) -> str:
+    if budget is None:
+        return f"at most {MAX_RATE_WAITS} waits"
+    return f"{budget:g} s; ECHO_MEM_RATE_WAIT sets it"
+
+
 def _retry_after(reply: httpx.Response) -> float:
     try:
         seconds = float(reply.headers.get("Retry-After", "1"))
@@ -205,11 +275,39 @@ def _message(reply: httpx.Response, wanted: int) -> dict[str, Any]:
     try:
         return reply.json()
     except ValueError as exc:
-        raise RemoteError(f"the server did not answer in JSON: {reply.text[:200]!r}") from exc
+        raise RemoteError(f"{reply.url} answered with {_body(reply)} instead of JSON: is the "
+                          "URL the server's MCP endpoint (it ends in /mcp)?") from exc
+
+
+def _check_url(url: str) -> None:
+    parts = urlsplit(url)
+    if parts.scheme not in {"http", "https"} or not parts.hostname:
+        raise RemoteError(f"{url!r} is not an http(s) URL: give the whole endpoint, e.g. "
+                          "https://memory.example.com/mcp (ECHO_MEM_URL or `memory config "
+                          "set --url`)")
+
+
+_TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.I | re.S)
+
+
+def _body(reply: httpx.Response) -> str:
+    """What a reply that is not the JSON we expect holds, in a few words on one line: a
+    web page is named as such (with its title), never printed."""
+    text = reply.text
+    kind = reply.headers.get("content-type", "").split(";")[0].strip().lower()
+    if kind in {"text/html", "application/xhtml+xml"} or text.lstrip()[:15].lower().startswith(
+            ("<!doctype html", "<html")):
+        title = _TITLE.search(text)
+        named = " ".join(html.unescape(title.group(1)).split())[:80] if title else ""
+        return f"an HTML page{f' ({named!r})' if named else ''}"
+    first = " ".join(text.split())
+    if not first:
+        return "an empty body"
+    return f"{kind or 'text'} {first[:80]!r}{'…' if len(first) > 80 else ''}"
 
 
 def _error_message(reply: httpx.Response) -> str:
     try:
-        return str(reply.json()["error"]["message"])
+        return " ".join(str(reply.json()["error"]["message"]).split())
     except (ValueError, KeyError, TypeError):
-        return reply.text[:200] or reply.reason_phrase
+        return _body(reply) if reply.text.strip() else reply.reason_phrase

@@ -54,6 +54,28 @@ def _block(name: str, entry: dict[str, Any]) -> str:
     return tomlkit.dumps(doc)
 
 
+BOM = "\ufeff"
+
+
+def _without_bom(edit):
+    """A file that starts with a byte order mark (Windows editors write one) keeps it; the
+    TOML parser is given the text after it."""
+    def wrapper(text: str, *args: Any, **kwargs: Any) -> Any:
+        if text.startswith(BOM):
+            return BOM + edit(text[1:], *args, **kwargs)
+        return edit(text, *args, **kwargs)
+    return wrapper
+
+
+def holds(text: str, name: str) -> bool:
+    return current(text.removeprefix(BOM), name) is not None
+
+
+def has_servers_table(text: str) -> bool:
+    return TABLE in _parse(text.removeprefix(BOM))
+
+
+@_without_bom
 def set_server(text: str, name: str, entry: dict[str, Any]) -> str:
     found = current(text, name)
     if found == entry:
@@ -82,7 +104,10 @@ def _header(name: str) -> re.Pattern[str]:
                       + r")[ \t]*(\.[^\]]*)?\][ \t]*(#.*)?$", re.M)
 
 
-def remove_server(text: str, name: str) -> str:
+@_without_bom
+def remove_server(text: str, name: str, *, prune: bool = False) -> str:
+    """`text` without our table; `prune` also drops an [mcp_servers] left empty (only when
+    setup created it)."""
     if current(text, name) is None:
         return text
     lines = text.splitlines(keepends=True)
@@ -100,10 +125,18 @@ def remove_server(text: str, name: str) -> str:
         begin = first - 1 if first > 0 and not lines[first - 1].strip() else first
         updated = "".join(lines[:begin] + lines[last + 1:])
         if current(updated, name) is None and _parse(updated) is not None:
-            return updated
+            return _pruned(updated) if prune else updated
     # Not a block of its own (dotted keys, an inline table): tomlkit removes it in place.
     doc = _parse(text)
     del doc[TABLE][name]
-    if not doc[TABLE]:
+    if prune and not doc[TABLE]:
         del doc[TABLE]
+    return tomlkit.dumps(doc)
+
+
+def _pruned(text: str) -> str:
+    doc = _parse(text)
+    if TABLE not in doc or doc[TABLE]:
+        return text
+    del doc[TABLE]
     return tomlkit.dumps(doc)

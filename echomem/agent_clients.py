@@ -18,6 +18,8 @@ from dataclasses import dataclass
 
 import tomli_w
 
+from echomem.request_context import PROJECT_HEADER
+
 SERVER_NAME = "echo-memory"
 KEY_ENV = "ECHO_MEM_API_KEY"
 # What the person replaces in Claude Desktop's env block: visibly not a key.
@@ -51,21 +53,43 @@ def _bearer(reference: str) -> str:
     return f"Bearer {reference}"
 
 
-# Where each client keeps its servers inside its config file, and how it spells a
-# reference to an environment variable (None: the client has no such expansion).
-SERVERS_KEY = {"claude-code": "mcpServers", "cursor": "mcpServers", "codex": "mcp_servers",
-               "opencode": "mcp", "windsurf": "mcpServers", "claude-desktop": "mcpServers"}
+# Where each client keeps its servers inside its config file (a path of object keys), and
+# how it spells a reference to an environment variable (None: no such expansion).
+SERVERS_PATH = {"claude-code": ("mcpServers",), "cursor": ("mcpServers",),
+                "codex": ("mcp_servers",), "opencode": ("mcp", "servers"),
+                "windsurf": ("mcpServers",), "claude-desktop": ("mcpServers",)}
+# OpenCode 2 lists servers under mcp.servers (no `enabled` field); OpenCode 1 put them
+# directly under mcp, with `enabled`. Both read {env:NAME}. (opencode.ai/docs/mcp-servers)
+OPENCODE_LAYOUTS = {"2": ("mcp", "servers"), "1": ("mcp",)}
+OPENCODE_CURRENT = "2"
 _ENV_REFERENCE = {"claude-code": "${%s}", "cursor": "${env:%s}", "opencode": "{env:%s}",
                   "windsurf": "${env:%s}"}
 # Clients that can reach a remote (streamable HTTP) server from their config file.
 REMOTE_CLIENTS = ("claude-code", "cursor", "codex", "opencode", "windsurf")
+# How a global (every project) HTTP entry names the project of the folder the client works
+# in, where the client's config can say it (checked against each client's documentation):
+# Cursor expands ${workspaceFolderBasename} in headers; Claude Code runs a headersHelper
+# command from the folder it was started in and sends the headers it prints. Codex,
+# OpenCode and Windsurf expand only environment variables (and files) there, so a global
+# HTTP entry of theirs sends no project: setup says so and offers the stdio bridge.
+WORKSPACE_HEADER = {"cursor": "${workspaceFolderBasename}"}
+HEADERS_HELPER_CLIENTS = ("claude-code",)
+
+
+def servers_path(client_id: str, opencode_layout: str = OPENCODE_CURRENT) -> tuple[str, ...]:
+    if client_id == "opencode":
+        return OPENCODE_LAYOUTS[opencode_layout]
+    return SERVERS_PATH[client_id]
 
 
 def http_entry(client_id: str, url: str, key_env: str = KEY_ENV,
-               extra_headers: dict[str, str] | None = None) -> dict[str, object]:
+               extra_headers: dict[str, str] | None = None, *,
+               opencode_layout: str = OPENCODE_CURRENT,
+               headers_helper: str | None = None) -> dict[str, object]:
     """One client's entry for this server over HTTP, the key read from `key_env`.
 
-    `extra_headers` are constant headers (the project header of a project install).
+    `extra_headers` are further headers (the project header); `headers_helper` is the
+    command Claude Code runs for headers computed when it connects.
     """
     extra = dict(extra_headers or {})
     if client_id == "codex":
@@ -79,23 +103,42 @@ def http_entry(client_id: str, url: str, key_env: str = KEY_ENV,
                          "use the stdio bridge")
     headers = {"Authorization": _bearer(_ENV_REFERENCE[client_id] % key_env), **extra}
     if client_id == "claude-code":
-        return {"type": "http", "url": url, "headers": headers}
+        entry = {"type": "http", "url": url, "headers": headers}
+        if headers_helper:
+            entry["headersHelper"] = headers_helper
+        return entry
     if client_id == "opencode":
-        return {"type": "remote", "url": url, "enabled": True, "headers": headers}
+        # oauth: false: the key is the credential; without it OpenCode tries OAuth first.
+        entry = {"type": "remote", "url": url, "headers": headers, "oauth": False}
+        if opencode_layout == "1":
+            entry["enabled"] = True
+        return entry
     if client_id == "windsurf":
         return {"serverUrl": url, "headers": headers}
     return {"url": url, "headers": headers}
 
 
-def stdio_entry(client_id: str, command: str, args: list[str]) -> dict[str, object]:
+def stdio_entry(client_id: str, command: str, args: list[str], *,
+                opencode_layout: str = OPENCODE_CURRENT) -> dict[str, object]:
     """One client's entry for a local server it starts itself (our `memory mcp` bridge)."""
     if client_id == "opencode":
-        return {"type": "local", "command": [command, *args], "enabled": True}
+        entry: dict[str, object] = {"type": "local", "command": [command, *args]}
+        if opencode_layout == "1":
+            entry["enabled"] = True
+        return entry
     if client_id == "claude-code":
         return {"type": "stdio", "command": command, "args": list(args)}
-    if client_id not in SERVERS_KEY:
+    if client_id not in SERVERS_PATH:
         raise ValueError(f"unknown client {client_id!r}")
     return {"command": command, "args": list(args)}
+
+
+def nest(path: tuple[str, ...], name: str, entry: object) -> dict[str, object]:
+    """{path[0]: {path[1]: ... {name: entry}}}: a whole config file holding one entry."""
+    value: dict[str, object] = {name: entry}
+    for key in reversed(path):
+        value = {key: value}
+    return value
 
 
 def _claude_code(url: str, name: str, key_env: str) -> list[tuple[str, str, str]]:
@@ -110,7 +153,9 @@ def _claude_code(url: str, name: str, key_env: str) -> list[tuple[str, str, str]
 
 
 def _cursor(url: str, name: str, key_env: str) -> list[tuple[str, str, str]]:
-    config = {"mcpServers": {name: http_entry("cursor", url, key_env)}}
+    # The workspace header files notes under the opened folder's name, in either file.
+    headers = {PROJECT_HEADER: WORKSPACE_HEADER["cursor"]}
+    config = {"mcpServers": {name: http_entry("cursor", url, key_env, headers)}}
     return [("~/.cursor/mcp.json (all projects) or .cursor/mcp.json (one project)", "json",
              _json(config))]
 
@@ -126,7 +171,7 @@ def _codex(url: str, name: str, key_env: str) -> list[tuple[str, str, str]]:
 
 def _opencode(url: str, name: str, key_env: str) -> list[tuple[str, str, str]]:
     config = {"$schema": "https://opencode.ai/config.json",
-              "mcp": {name: http_entry("opencode", url, key_env)}}
+              **nest(servers_path("opencode"), name, http_entry("opencode", url, key_env))}
     return [("opencode.json in the project, or ~/.config/opencode/opencode.json", "json",
              _json(config))]
 
@@ -192,14 +237,20 @@ await client.close();
 
 NOTES = {
     "claude-code": ("Claude Code expands ${VAR} in .mcp.json when it starts, so the file can "
-                    "be committed and the key stays in the environment. For every project "
-                    "instead, --scope user with double quotes lets the shell write the key "
-                    "itself into ~/.claude.json."),
-    "cursor": "Cursor expands ${env:NAME} in url and headers.",
+                    "be committed and the key stays in the environment. Add \"X-Echo-Project\": "
+                    "\"<the project>\" to headers to file the notes under the project. For "
+                    "every project instead, `memory setup claude-code` writes ~/.claude.json "
+                    "with a headersHelper that names the project of the folder Claude Code "
+                    "starts in."),
+    "cursor": ("Cursor expands ${env:NAME} and ${workspaceFolderBasename} in url and "
+               "headers, so notes are filed under the project folder Cursor has open."),
     "codex": ("Codex sends the variable named by bearer_token_env_var as the bearer token and "
               "refuses an inline bearer_token."),
-    "opencode": ("OpenCode substitutes {env:NAME} in its config; the same entry works in "
-                 "OpenCode 1 and 2."),
+    "opencode": ("OpenCode substitutes {env:NAME} in its config. This is OpenCode 2's layout "
+                 "(mcp.servers); OpenCode 1 lists the entry directly under mcp, with "
+                 "\"enabled\": true (memory setup opencode writes the layout your file or "
+                 "your opencode --version uses). oauth: false makes it use the key instead of "
+                 "trying OAuth first."),
     "windsurf": ("Windsurf expands ${env:NAME}; an unset variable sends an empty bearer, which "
                  "the server refuses with 401."),
     "claude-desktop": ("Claude Desktop starts only local servers from its config file, so "

@@ -6,12 +6,17 @@ argument as a context default take it from here when the call leaves it out.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 # Written by `memory setup --project`: a remote client has no working directory to send.
 PROJECT_HEADER = "X-Echo-Project"
+# A client that does not expand a variable it does not know sends it as written (a Cursor
+# config copied to another editor: "${workspaceFolderBasename}"). That is no project name:
+# the call is treated as naming none, rather than filing notes under the placeholder.
+UNEXPANDED = re.compile(r"\$\{[^}]*\}|\{env:[^}]*\}|\{file:[^}]*\}")
 
 
 @dataclass(frozen=True)
@@ -21,6 +26,8 @@ class RequestContext:
     @classmethod
     def from_headers(cls, headers: Mapping[str, str]) -> RequestContext:
         project = (headers.get(PROJECT_HEADER) or "").strip()
+        if UNEXPANDED.search(project):
+            project = ""
         return cls(project=project or None)
 
     def fill(self, names: tuple[str, ...], arguments: Any) -> Any:

@@ -260,6 +260,10 @@ class MemorySaveResult(_Out):
     updated: bool = Field(description="True when a note with this title in this project "
                                       "existed and changed; its previous text is in history.")
     version: int
+    changed: list[str] = Field(description="The fields this save changed (on a new note: "
+                                           "those it filled).")
+    kept: list[str] = Field(description="On an update, the fields the save left out, which "
+                                        "kept their stored value.")
     warnings: list[str] = Field(description="What would make a decision or bug note useful "
                                             "later; the note is saved regardless.")
     redacted: int = Field(default=0, description="Secrets replaced by [REDACTED:<kind>] "

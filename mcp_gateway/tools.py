@@ -95,7 +95,7 @@ TOOLS: dict[str, Tool] = {tool.name: tool for tool in [
             "causal_hint only when the conversation said one thing caused another. Costs one "
             "unit per fact created."),
         args=WriteEpisodeArgs, output=outputs.WriteEpisodeResult, run=services.write_episode,
-        read_only=False, idempotent=True,
+        read_only=False, idempotent=True, context_defaults=("project",),
     ),
     Tool(
         name="query_memory", title="Recall facts",
@@ -180,7 +180,10 @@ TOOLS: dict[str, Tool] = {tool.name: tool for tool in [
             "obvious from the code: an architectural choice (X over Y, and why), a bug (root "
             "cause and fix), a gotcha, setup or configuration. Do not save trivial changes, "
             "what the code already says, or duplicates. Saving the same title in the same "
-            "project updates that note and keeps its earlier text as history. Secrets (keys, "
+            "project updates that note: the fields you give replace the stored ones (an "
+            "empty string or list clears one), the fields you leave out keep their value, "
+            "the earlier text is kept as history, and changed / kept in the reply say "
+            "which is which. Secrets (keys, "
             "tokens, passwords) are redacted before anything is stored; mark anything else "
             "private as <redacted>...</redacted>. warnings says what would make the note "
             "useful later. Costs one unit per note saved (an identical re-save is free)."),

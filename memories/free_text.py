@@ -114,8 +114,12 @@ def _walk(value: Any, annotation: Any, metadata: list[Any], clean: _Clean) -> An
         return {_walk(key, key_type, [], clean): _walk(item, item_type, [], clean)
                 for key, item in value.items()}
     if isclass(annotation) and issubclass(annotation, BaseModel):
+        # Only the fields the call gave: validated again, the others take their defaults
+        # as before, and a tool that tells "left out" from "given" (memory_save's merge)
+        # still can.
         return {name: _walk(getattr(value, name), field.annotation, field.metadata, clean)
-                for name, field in type(value).model_fields.items()}
+                for name, field in type(value).model_fields.items()
+                if name in value.model_fields_set}
     return value  # numbers, booleans, datetimes, UUIDs: no free text
 
 

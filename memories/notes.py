@@ -1,5 +1,11 @@
 """Saving a coding agent's note: stored (or updated with its history kept), paid for and
-audited in one transaction. Its text comes redacted (mcp_gateway.tools.call_tool)."""
+audited in one transaction. Its text comes redacted (mcp_gateway.tools.call_tool).
+
+The merge rule, when a note with this title exists in this project (the same for every
+door and for `memory import`): a field the save gives replaces the stored one (an empty
+string or list clears it); a field it leaves out (or sends as null) keeps its value; the
+earlier text becomes a version in the note's history; the reply lists what changed and
+what was kept. A save that changes nothing is free and makes no version."""
 
 from __future__ import annotations
 
@@ -19,6 +25,16 @@ from memories.schemas import MemorySaveArgs
 from memories.scopes import partition_for
 from memories.selectors import memory_for
 from memories.services import hold_memory
+
+KEY_FIELDS = ("title", "project")  # which note a save is about; never merged
+MERGED_FIELDS = ("title", "what", "why", "impact", "tags", "category", "related_files",
+                 "details", "project")
+
+
+def given_fields(args: MemorySaveArgs) -> set[str]:
+    """The fields this save names with a value (null is the same as leaving one out)."""
+    return {name for name in args.model_fields_set
+            if name in MERGED_FIELDS and getattr(args, name) is not None}
 
 
 @dataclass(frozen=True)
@@ -42,6 +58,13 @@ class NoteFields:
                    related_files=list(note.related_files), details=note.details,
                    project=project)
 
+    def merged(self, given: set[str], stored: NoteFields | None) -> NoteFields:
+        """These fields where the save gave them, the stored note's elsewhere."""
+        if stored is None:
+            return self
+        return NoteFields(**{name: getattr(self if name in given or name in KEY_FIELDS
+                                           else stored, name) for name in MERGED_FIELDS})
+
     def content(self) -> dict[str, Any]:
         """The columns a version copies (the project is the note's, never changed)."""
         out = asdict(self)
@@ -53,24 +76,28 @@ def note_fields(args: MemorySaveArgs) -> NoteFields:
     """The note's content as the arguments give it (absent texts are empty)."""
     return NoteFields(
         title=args.title, what=args.what, why=args.why or "", impact=args.impact or "",
-        tags=list(args.tags), category=args.category, related_files=list(args.related_files),
-        details=args.details or "", project=args.project or "",
+        tags=list(args.tags or []), category=args.category,
+        related_files=list(args.related_files or []), details=args.details or "",
+        project=args.project or "",
     )
 
 
 def memory_save(principal: Principal, args: MemorySaveArgs) -> dict[str, Any]:
-    """Create the note, or update the one with this title in this project (its previous
-    text becomes a NoteVersion). An identical save changes nothing and costs nothing."""
+    """Create the note, or merge this save into the one with this title in this project
+    (the merge rule above; its previous text becomes a NoteVersion). A save that changes
+    nothing changes nothing and costs nothing."""
     memory = memory_for(principal, args.memory)
     partition = partition_for(principal, args.scope)
-    fields = note_fields(args)
+    given_values = note_fields(args)
+    given = given_fields(args)
     with transaction.atomic():
         hold_memory(memory)
-        _lock_title(memory.pk, partition, fields.project, fields.title)
+        _lock_title(memory.pk, partition, given_values.project, given_values.title)
         note = (Note.objects.select_for_update()
-                .filter(memory=memory, partition=partition, project=fields.project,
-                        title=fields.title).first())
+                .filter(memory=memory, partition=partition, project=given_values.project,
+                        title=given_values.title).first())
         before = NoteFields.of(note, note.project) if note is not None else None
+        fields = given_values.merged(given, before)
         changed = before != fields
         if changed:
             note = _store(principal, memory, partition, note, fields)
@@ -82,19 +109,41 @@ def memory_save(principal: Principal, args: MemorySaveArgs) -> dict[str, Any]:
                              before=_snapshot(before, note.version - 1) if before else None,
                              after=_snapshot(fields, note.version))])
             transaction.on_commit(indexing.schedule)
-    if before is None:
-        message = f"Saved note {note.pk}."
-    elif changed:
-        message = (f"Updated note {note.pk} (same title in this project); version "
-                   f"{note.version - 1} is kept in its history.")
-    else:
-        message = "Already saved: the note with this title says exactly this."
+    what_changed = changed_fields(before, fields)
+    kept = [] if before is None else [name for name in MERGED_FIELDS
+                                      if name not in given and name not in KEY_FIELDS
+                                      and getattr(before, name) not in ("", [])]
     return {
         "id": str(note.pk), "title": note.title, "project": fields.project or None,
         "created": before is None, "updated": before is not None and changed,
-        "version": note.version, "warnings": thin_warnings(fields),
-        "memory": memory.name, "scope": args.scope, "units": int(changed), "message": message,
+        "version": note.version, "changed": what_changed, "kept": kept,
+        "warnings": thin_warnings(fields),
+        "memory": memory.name, "scope": args.scope, "units": int(changed),
+        "message": _message(note, before, changed, what_changed, kept),
     }
+
+
+def changed_fields(before: NoteFields | None, after: NoteFields) -> list[str]:
+    """The fields whose stored value this save changed (on a new note: those it filled)."""
+    return [name for name in MERGED_FIELDS if name not in KEY_FIELDS
+            and getattr(after, name) != (getattr(before, name) if before else
+                                         ([] if isinstance(getattr(after, name), list)
+                                          else ""))]
+
+
+def _message(note: Note, before: NoteFields | None, changed: bool, what_changed: list[str],
+             kept: list[str]) -> str:
+    if before is None:
+        message = f"Saved note {note.pk}."
+    elif changed:
+        message = (f"Updated note {note.pk} (same title in this project): changed "
+                   f"{', '.join(what_changed)}"
+                   + (f"; kept {', '.join(kept)} (not given)" if kept else "")
+                   + f". Version {note.version - 1} is kept in its history.")
+    else:
+        message = ("Already saved: the note with this title says exactly this"
+                   + (f" (kept {', '.join(kept)}, not given)" if kept else "") + ".")
+    return message
 
 
 def _store(principal: Principal, memory, partition: str, note: Note | None,

@@ -212,7 +212,9 @@ class WriteEpisodeArgs(_Args):
         description="Every entity here is new to the graph; skips the similar-name check. "
                     "An exact existing name still resolves to its node.")
     memory: MemoryName
-    project: str = Field(default="", max_length=limits.LABEL_CHARS, description="Optional label.")
+    project: str = Field(default="", max_length=limits.LABEL_CHARS,
+                         description="Optional label. Omit to use the X-Echo-Project header "
+                                     "your setup sends.")
 
     @model_validator(mode="after")
     def _consistent(self) -> WriteEpisodeArgs:
@@ -486,8 +488,9 @@ class MemorySaveArgs(_NoteArgs):
     """Save a note (a decision, a bug fix, a pattern) for future sessions."""
 
     title: str = _text(limits.NOTE_TITLE_CHARS, "Short title, at most 60 characters. Saving "
-                       "the same title in the same project again updates that note (its "
-                       "earlier text is kept as history).")
+                       "the same title in the same project again updates that note: fields "
+                       "given replace its own, fields left out keep theirs, and its earlier "
+                       "text is kept as history.")
     what: NoteText = Field(min_length=1, description="1-2 sentences: the essence a future "
                                                      "agent needs.")
     why: NoteText | None = Field(default=None, description="Reasoning behind the decision, "
@@ -498,7 +501,9 @@ class MemorySaveArgs(_NoteArgs):
     category: NoteCategory = Field(
         default="context", description="decision: chose X over Y; bug: fixed a problem; "
                                        "pattern: reusable gotcha; learning: non-obvious "
-                                       "discovery; context: project setup or architecture.")
+                                       "discovery; context: project setup or architecture. "
+                                       "A new note without one is context; an update "
+                                       "without one keeps the note's.")
     related_files: list[ListItem] = Field(default_factory=list,
                                           max_length=MAX_NOTE_LIST_ITEMS,
                                           description="File paths involved.")

@@ -30,13 +30,13 @@ def test_json_set_then_remove(text):
         assert added.count("\n") == added.count("\r\n")
     if "\t" in text:
         assert '\n\t\t"echo-memory": {\n\t\t\t"url"' in added
-    removed = jsonc.remove_member(added, ["mcpServers"], "echo-memory")
-    if '"mcpServers": {}' in text or text == "{}":
-        # An object we emptied goes; what is left means the same as before.
-        assert json.loads((removed or "{}").lstrip("\ufeff")) == {
-            k: v for k, v in json.loads(text.lstrip("\ufeff")).items() if v != {}}
-    else:
+    created = jsonc.missing_depth(text, ["mcpServers"])  # what setup made, it may take out
+    removed = jsonc.remove_member(added, ["mcpServers"], "echo-memory", prune_from=created)
+    assert jsonc.parse(removed).data() == jsonc.parse(text).data()
+    if '"mcpServers": {}' not in text and text != "{}":
         assert removed == text
+    # (An emptied map of the person's own keeps its meaning; uninstall gives its exact bytes
+    # back from the install record: tests/agent_cli/test_uninstall_gives_back.py.)
 
 
 def test_a_non_object_where_servers_belong_is_refused():

@@ -36,9 +36,11 @@ SERVERS_KEY = {"opencode": "mcp", "codex": "mcp_servers"}
 REMOTE = {
     "claude-code": ("url", {"type": "http"}, "Bearer ${ECHO_MEM_API_KEY}"),
     "cursor": ("url", {}, "Bearer ${env:ECHO_MEM_API_KEY}"),
-    "opencode": ("url", {"type": "remote", "enabled": True}, "Bearer {env:ECHO_MEM_API_KEY}"),
+    "opencode": ("url", {"type": "remote", "oauth": False}, "Bearer {env:ECHO_MEM_API_KEY}"),
     "windsurf": ("serverUrl", {}, "Bearer ${env:ECHO_MEM_API_KEY}"),
 }
+# How a global entry names the project of the folder the client works in, where it can.
+GLOBAL_PROJECT_HEADER = {"cursor": {"X-Echo-Project": "${workspaceFolderBasename}"}}
 
 STRICT_JSON = """{
     "numStartups": 42,
@@ -94,10 +96,19 @@ def config_path(box, client: str, scope: str) -> Path:
 
 
 def original(client: str, flavor: str) -> str:
-    key = SERVERS_KEY.get(client, "mcpServers")
     if flavor == "toml":
         return CODEX_TOML
-    return (STRICT_JSON if flavor == "strict" else COMMENTED_JSON).replace("SERVERS", key)
+    text = STRICT_JSON if flavor == "strict" else COMMENTED_JSON
+    if client == "opencode":  # OpenCode 2: the servers sit under mcp.servers
+        text = (text.replace('"SERVERS": {', '"mcp": {"servers": {')
+                .replace("    },\n    \"tipsHistory\"", "    }},\n    \"tipsHistory\"")
+                .replace("  },\n  \"theme\"", "  }},\n  \"theme\""))
+    return text.replace("SERVERS", SERVERS_KEY.get(client, "mcpServers"))
+
+
+def servers_of(client: str, data: dict) -> dict:
+    servers = data[SERVERS_KEY.get(client, "mcpServers")]
+    return servers["servers"] if client == "opencode" else servers
 
 
 def parsed(client: str, text: str, flavor: str) -> dict:
@@ -116,7 +127,8 @@ def only_insertions(before: str, after: str) -> bool:
 
 
 def check_entry(client: str, entry: dict, transport: str, scope: str) -> None:
-    project_header = {"X-Echo-Project": "shop-api"} if scope == "project" else {}
+    project_header = ({"X-Echo-Project": "shop-api"} if scope == "project" else
+                      GLOBAL_PROJECT_HEADER.get(client, {}))
     if transport == "stdio":
         command = entry["command"]
         words = command if isinstance(command, list) else [command, *entry["args"]]
@@ -131,6 +143,9 @@ def check_entry(client: str, entry: dict, transport: str, scope: str) -> None:
     assert entry[url_field] == URL
     assert all(entry[k] == v for k, v in fixed.items())
     assert entry["headers"] == {"Authorization": authorization, **project_header}
+    if client == "claude-code":  # Claude Code runs it from the folder it was started in
+        helper = entry.get("headersHelper", "")
+        assert helper.endswith(" project-header") == (scope == "global"), helper
 
 
 @pytest.mark.parametrize(("client", "scope", "transport", "flavor"), list(_cases()))
@@ -156,10 +171,9 @@ def test_setup_then_uninstall_keeps_every_other_byte(box, monkeypatch, client, s
     assert only_insertions(before, written)
     assert A_KEY not in written
     data = parsed(client, written, flavor)
-    servers = data[SERVERS_KEY.get(client, "mcpServers")]
+    servers = servers_of(client, data)
     check_entry(client, servers[NAME], transport, scope)
-    assert servers["github"] == parsed(client, before, flavor)[
-        SERVERS_KEY.get(client, "mcpServers")]["github"]
+    assert servers["github"] == servers_of(client, parsed(client, before, flavor))["github"]
     if client == "codex":
         assert only_insertions(AGENTS_MD, agents.read_text())
         assert "memory_context" in agents.read_text() and "memory_save" in agents.read_text()
@@ -190,7 +204,7 @@ def test_setup_creates_missing_files_and_uninstall_deletes_them_again(box, monke
     assert "created" in done.output
     data = parsed(client, path.read_text(), "strict")
     transport = "http" if client in REMOTE or client == "codex" else "stdio"
-    check_entry(client, data[SERVERS_KEY.get(client, "mcpServers")][NAME], transport, "global")
+    check_entry(client, servers_of(client, data)[NAME], transport, "global")
     removed = box.run("uninstall", client)
     assert removed.exit_code == 0
     assert not path.exists()
@@ -291,6 +305,7 @@ def test_dry_run_writes_nothing(box, monkeypatch):
     monkeypatch.setenv("ECHO_MEM_URL", URL)
     done = box.run("setup", "codex", "--dry-run")
     assert done.exit_code == 0 and "dry run" in done.output and "+url = " in done.output
+    assert "nothing written, nothing checked" in done.output
     assert not (box.home / ".codex").exists()
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import yaml
 
-from agent_cli.vault import read_vault, short_title
+from agent_cli.vault import chains, read_vault, short_title
 from memories.models import Note, NoteVersion
 
 VAULT = Path(__file__).parent / "fixtures" / "vault"
@@ -27,8 +27,8 @@ def _import(box, *extra: str) -> dict:
 
 def test_the_vault_reads_as_echovault_wrote_it_and_odd_files_only_warn():
     vault = read_vault(VAULT)
-    by_title = {note.title: note for note in vault.notes}
-    assert vault.files == 4 and len(vault.notes) == 7
+    by_title = {note.title: note for note in vault.notes}  # oldest first: the newest wins
+    assert vault.files == 4 and len(vault.notes) == 8 and len(by_title) == 7
     jwt = by_title["Switched to JWT auth"]
     assert (jwt.project, jwt.category, jwt.impact) == (
         "shop-api", "decision", "All endpoints now require Bearer token")
@@ -45,29 +45,47 @@ def test_the_vault_reads_as_echovault_wrote_it_and_odd_files_only_warn():
     assert by_title["Pinned React Native version"].what.endswith("0.74 since the Hermes "
                                                                   "fix landed.")
     reasons = sorted(s.reason.split(" (")[0].split(" of ")[0] for s in vault.skipped)
-    assert reasons == ["archived in the vault", "duplicate", "no **What:** line",
-                       "replaced by mobile-app/2026-02-28-session.md#1"]
+    assert reasons == ["archived in the vault", "duplicate", "no **What:** line"]
+    # The same title on two days: the note and its earlier version, oldest first.
+    [older, newer] = [n for n in vault.notes if n.title == "Pinned React Native version"]
+    assert (older.what, newer.what) == ("React Native is pinned to 0.73.",
+                                        "React Native is pinned to 0.74 since the Hermes "
+                                        "fix landed.")
+    assert older.notes == ["saved as version 1 of 2: the same project and title as "
+                           "mobile-app/2026-02-28-session.md#1, which is the note now"]
     # the same note on two days keeps both days' tags
     assert set(by_title["Added Redis caching"].tags) == {"auth", "checkout", "jwt", "redis",
                                                          "cache", "celery", "webhooks"}
 
 
+def chained(vault_path: Path) -> dict:
+    """Each note's entries, oldest first, as memory_save arguments."""
+    return {chain[0].key(): [note.arguments() for note in chain]
+            for chain in chains(read_vault(vault_path).notes)}
+
+
 def test_import_re_import_export_round_trip(box, server, alice, tmp_path):
     dry = _import(box, "--dry-run")
-    assert dry["notes"] == 7 and dry["created"] == 0 and not Note.objects.exists()
+    assert dry["notes"] == 8 and dry["created"] == 0 and not Note.objects.exists()
 
     first = _import(box)
-    assert (first["created"], first["updated"], first["unchanged"]) == (7, 0, 0)
-    assert len(first["skipped"]) == 4 and first["redacted"] == 1
+    assert (first["created"], first["updated"], first["unchanged"]) == (7, 1, 0)
+    assert len(first["skipped"]) == 3 and first["redacted"] == 1
     rows = list(Note.objects.values())
     assert len(rows) == 7
     assert all(SECRET not in str(row) and "sk-proj-Q7vX" not in str(row) for row in rows)
+    pinned = Note.objects.get(title="Pinned React Native version")
+    assert pinned.what.startswith("React Native is pinned to 0.74") and pinned.version == 2
+    assert pinned.why == "0.73 crashed on Android 15."
+    [older] = NoteVersion.objects.all()
+    assert (older.note_id, older.what, older.why) == (pinned.pk,
+                                                      "React Native is pinned to 0.73.", "")
 
     human = box.run("import", "--vault", str(VAULT))
     assert human.exit_code == 0, human.output
-    assert "0 created, 0 updated, 7 unchanged" in human.output
+    assert "0 created, 0 updated, 8 unchanged" in human.output
     assert "duplicate of shop-api/2026-03-01-session.md#3" in human.output
-    assert Note.objects.count() == 7 and not NoteVersion.objects.exists()
+    assert Note.objects.count() == 7 and NoteVersion.objects.count() == 1
 
     target = tmp_path / "exported"
     done = box.run("export", "--to", str(target))
@@ -83,20 +101,18 @@ def test_import_re_import_export_round_trip(box, server, alice, tmp_path):
         assert front["project"] == path.parent.name
         assert f"# {path.name[:10]} Session" in text
 
-    before = {note.key(): note for note in read_vault(VAULT).notes}
-    after = {note.key(): note for note in read_vault(target).notes}
+    before, after = chained(VAULT), chained(target)
     assert set(after) == set(before)
-    for key, note in before.items():
-        expected = note.arguments()
-        if expected.get("details"):
-            expected["details"] = expected["details"].replace(SECRET, "[REDACTED:openai-key]")
-        assert after[key].arguments() == expected, key
+    for key, entries in before.items():
+        for entry in entries:
+            entry["details"] = entry["details"].replace(SECRET, "[REDACTED:openai-key]")
+        assert after[key] == entries, key
 
     again = tmp_path / "vault-copy"  # the exported vault imports as the same notes
     shutil.copytree(target, again)
     done = box.run("import", "--vault", str(again), "--json")
-    assert json.loads(done.output[done.output.index("{"):])["unchanged"] == 7
-    assert Note.objects.count() == 7 and not NoteVersion.objects.exists()
+    assert json.loads(done.output[done.output.index("{"):])["unchanged"] == 8
+    assert Note.objects.count() == 7 and NoteVersion.objects.count() == 1
 
 
 def test_export_of_one_project_and_a_missing_vault(box, server, tmp_path):
@@ -150,8 +166,7 @@ def test_export_writes_every_note_of_a_project_with_more_than_one_page(box, serv
     done = box.run("export", "--to", str(target))
     assert done.exit_code == 0, done.output
     assert "exported 130 note(s) of 1 project(s)" in done.output
-    before = {note.key(): note.arguments() for note in read_vault(source).notes}
-    after = {note.key(): note.arguments() for note in read_vault(target).notes}
+    before, after = chained(source), chained(target)
     assert len(before) == 130 and after == before
 
 

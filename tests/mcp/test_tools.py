@@ -267,3 +267,34 @@ def test_every_fact_the_engine_shows_has_exactly_the_declared_output_fields():
     from memories.selectors import FACT_VIEW
 
     assert [shown.key for shown in FACT_VIEW] == list(FactOut.model_fields)
+
+
+# Tools whose `project` argument is not a label of what they write or read (memory_details
+# opens a note by id, whatever its project).
+PROJECT_NOT_A_LABEL = {"memory_details"}
+
+
+def test_every_tool_that_labels_by_project_takes_it_from_the_project_header():
+    takes = {tool.name for tool in TOOLS.values()
+             if "project" in tool.input_schema().get("properties", {})}
+    filled = {tool.name for tool in TOOLS.values() if "project" in tool.context_defaults}
+    assert takes - PROJECT_NOT_A_LABEL == filled
+
+
+def test_an_episode_without_a_project_is_filed_under_the_header_s(mcp_for, alice):
+    session = mcp_for(alice)
+    written = session.request("tools/call", {"name": "write_episode", "arguments": episode()},
+                              **{"X-Echo-Project": "shop-api"}).json()["result"]
+    assert written["stored"] is True
+    other = {"scope": "shared", "assume_new": True, "project": "billing",
+             "entities": [{"name": "Invoice run", "type": "job"},
+                          {"name": "Ledger lock", "type": "cause"}],
+             "facts": [{"source": "Invoice run", "target": "Ledger lock",
+                        "relation_type": "blocked_by", "confidence": "extracted",
+                        "fact": "The invoice run 502s came from waiting on the ledger lock."}]}
+    named = session.request("tools/call", {"name": "write_episode", "arguments": other},
+                            **{"X-Echo-Project": "shop-api"})
+    assert named.json()["result"]["isError"] is False
+    found = session.call("query_memory", {"scope": "shared", "query": "why 502s",
+                                          "include_superseded": True})["result"]
+    assert {fact["project"] for fact in found["facts"]} == {"shop-api", "billing"}

@@ -74,12 +74,14 @@ def test_each_config_has_the_shape_its_client_reads():
     # Single-quoted in the shell, so the reference (not the key) is what Claude Code stores.
     assert command[8:] == [ENDPOINT, "--header", f"Authorization: {bearer}"]
     assert one("cursor", "json")["mcpServers"]["echo-memory"]["headers"] == {
-        "Authorization": "Bearer ${env:" + KEY_ENV + "}"}
+        "Authorization": "Bearer ${env:" + KEY_ENV + "}",
+        "X-Echo-Project": "${workspaceFolderBasename}"}
     assert one("codex", "toml") == {"mcp_servers": {"echo-memory": {
         "url": ENDPOINT, "bearer_token_env_var": KEY_ENV}}}
     assert one("codex", "bash")[-2:] == ["--bearer-token-env-var", KEY_ENV]
-    opencode = one("opencode", "json")["mcp"]["echo-memory"]
-    assert (opencode["type"], opencode["url"]) == ("remote", ENDPOINT)
+    opencode = one("opencode", "json")["mcp"]["servers"]["echo-memory"]  # OpenCode 2
+    assert (opencode["type"], opencode["url"], opencode["oauth"]) == ("remote", ENDPOINT, False)
+    assert "enabled" not in opencode
     assert opencode["headers"]["Authorization"] == "Bearer {env:" + KEY_ENV + "}"
     windsurf = one("windsurf", "json")["mcpServers"]["echo-memory"]
     assert windsurf["serverUrl"] == ENDPOINT and "url" not in windsurf
