@@ -156,9 +156,14 @@ LOCAL_RULES: tuple[SecretRule, ...] = (
     _rule("openai-key", r"sk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,}", r"sk-"),
     _rule("openai-key", r"(?<![A-Za-z0-9])sk-[A-Za-z0-9_-]{20,}", r"sk-"),
     _rule("huggingface-token", r"hf_[A-Za-z0-9]{30,}", r"hf_"),
+    # detect-secrets' GitHub and Stripe rules take exactly today's lengths (36 and 24
+    # characters); these keep the wider net redaction had before them, so a token of
+    # another length (an older or newer format, a truncated paste) is still caught.
+    _rule("github-token", r"gh[pousr]_[A-Za-z0-9]{30,}", r"gh[pousr]_"),
     _rule("github-token", r"github_pat_[A-Za-z0-9_]{22,}", r"github_pat_"),
     _rule("slack-token", r"xox[abposre]-[A-Za-z0-9-]{10,}", r"xox[abposre]-"),
-    _rule("stripe-key", r"(?<![A-Za-z0-9])[sr]k_test_[A-Za-z0-9]{10,}", r"[rs]k_test_"),
+    _rule("stripe-key", r"(?<![A-Za-z0-9])[sr]k_(?:live|test)_[A-Za-z0-9]{10,}",
+          r"[rs]k_(?:live|test)_"),
     _rule("google-api-key", r"AIza[0-9A-Za-z_-]{35}", r"aiza"),
     _rule("echo-memory-key", r"em_[0-9a-f]{12}_[A-Za-z0-9_-]{43}", r"em_"),
     _rule("bearer-token", r"\b[Bb]earer\s+([A-Za-z0-9._~+/-]{16,}=*)", r"bearer", group=1),

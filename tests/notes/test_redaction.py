@@ -192,6 +192,23 @@ def test_each_missed_kind_is_redacted_glued_to_a_word_or_quoted(entry):
         assert count >= 1 and secret_of(entry) not in clean, (text, clean)
 
 
+# Provider tokens of other lengths than today's exact formats (detect-secrets' GitHub rule
+# takes exactly 36 characters after the prefix, its Stripe rule exactly 24): redaction
+# caught these before it took detect-secrets' rules and must still.
+OTHER_LENGTHS = [
+    ("github-token", J(["gh", "p_", "x7Kq2Lm9Pz4Rt8Vw1Yb5Nc3Dh6Fj0Gs2Aq"])),
+    ("github-token", J(["gh", "o_", "A1b2C3d4E5" * 5])),
+    ("stripe-key", J(["sk", "_live_", "4eC39HqLyjWDarjt"])),
+    ("stripe-access-key", J(["rk", "_live_", "51H8abcdEFGHijklMNOPqrstUVWXyz0123456789"])),
+]
+
+
+@pytest.mark.parametrize("kind,token", OTHER_LENGTHS, ids=[t[:6] for _, t in OTHER_LENGTHS])
+def test_provider_tokens_of_other_lengths_are_redacted_too(kind, token):
+    clean, count = Redactor().text(f"Token {token} for the deploy")
+    assert count == 1 and clean == f"Token [REDACTED:{kind}] for the deploy"
+
+
 def test_every_detect_secrets_plugin_is_imported_or_left_out_with_a_reason():
     """A detect-secrets release that adds a plugin fails here until it has a hint (or a
     reason to leave it out); every imported rule says it came from there."""
