@@ -136,6 +136,8 @@ def billing_checkout(request: HttpRequest) -> HttpResponse:
     _hosted_only()
     principal, role = acting(request)
     _require_owner(role)
+    if not payments.configured():  # whatever the form says, nothing can be bought here
+        return _refused(request, payments.BillingNotConfigured("billing is not configured"))
     form = CheckoutForm(request.POST)
     if not form.is_valid():  # the page again, the reason on top: 400, nothing asked of Stripe
         messages.error(request, form.errors["plan"][0])

@@ -154,8 +154,13 @@ def test_passed_rate_windows_are_deleted_each_by_its_own_window(db, settings, ea
 
 
 def test_failed_billing_events_are_handled_again(db):
+    created = timezone.now()
+    # As receive() stores one: the whole event, already checked against its shape.
+    payload = {"id": "evt_failed_once", "object": "event", "type": "customer.created",
+               "created": int(created.timestamp()),
+               "data": {"object": {"id": "cus_failed_once", "object": "customer"}}}
     StripeEvent.objects.create(id="evt_failed_once", type="customer.created",
-                               created=timezone.now(), payload={}, attempts=1,
+                               created=created, payload=payload, attempts=1,
                                last_error="OperationalError: the database restarted",
                                outcome="failed")
     assert run("billing.tasks.retry_failed_events") == 1
