@@ -44,9 +44,11 @@ def _session_for(user) -> str:
     from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
     from django.contrib.sessions.backends.db import SessionStore
 
+    from accounts.backends import SIGN_IN_BACKEND
+
     session = SessionStore()
     session[SESSION_KEY] = str(user.pk)
-    session[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
+    session[BACKEND_SESSION_KEY] = SIGN_IN_BACKEND
     session[HASH_SESSION_KEY] = get_user_model().objects.get(pk=user.pk).get_session_auth_hash()
     session.save()
     return session.session_key
