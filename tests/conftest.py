@@ -44,6 +44,15 @@ def alice(db) -> Actor:
     return Actor(user, account, key, plaintext)
 
 
+
+@pytest.fixture
+def staff_client(client, alice):
+    """A test client signed in as alice, made staff and superuser (the admin's pages)."""
+    alice.user.is_staff = alice.user.is_superuser = True
+    alice.user.save()
+    client.force_login(alice.user)
+    return client
+
 @pytest.fixture
 def bob(alice: Actor) -> Actor:
     user = make_user("bob")

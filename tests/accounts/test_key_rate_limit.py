@@ -89,13 +89,6 @@ def test_the_service_checks_the_range_whoever_calls_it(alice, self_hosted):
     assert refused.value.field == "requests_per_minute"
 
 
-@pytest.fixture
-def staff_client(client, alice):
-    alice.user.is_staff = alice.user.is_superuser = True
-    alice.user.save()
-    client.force_login(alice.user)
-    return client
-
 
 def _change(staff_client, actor, rate: str):
     key = actor.key

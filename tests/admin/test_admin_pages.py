@@ -11,14 +11,6 @@ from billing.models import Plan, StripeEvent, Subscription, UsagePeriod, UsageRe
 from memories.models import Memory
 
 
-@pytest.fixture
-def staff_client(client, alice):
-    alice.user.is_staff = alice.user.is_superuser = True
-    alice.user.save()
-    client.force_login(alice.user)
-    return client
-
-
 @pytest.mark.parametrize("model", [Account, ApiKey, Memory, Plan, Subscription, UsagePeriod,
                                    UsageRecord, StripeEvent])
 def test_every_model_has_an_admin_list(staff_client, model):

@@ -14,6 +14,7 @@ from billing.models import Plan
 from billing.plans import seed_plans
 from billing.stripe_api import client
 from tests.billing.localstripe_server import LocalStripe
+from tests.billing.stripe_stub import StripeStub
 
 WEBHOOK_SECRET = "whsec_test_echo"
 WEBHOOK_PATH = "/billing/stripe/webhook"
@@ -38,6 +39,16 @@ def stripe_settings(settings, localstripe):
     yield settings
     localstripe.stop_webhooks()
 
+
+
+@pytest.fixture
+def stub(stripe_settings, localstripe):
+    """Stripe's Checkout and portal pages on localstripe (tests/billing/stripe_stub.py),
+    without webhooks: the plan in the database changes only when a test sends one."""
+    server = StripeStub(localstripe_url=localstripe.url).start()
+    stripe_settings.STRIPE_API_BASE = server.url
+    yield server
+    server.stop()
 
 @pytest.fixture
 def stripe_webhooks(stripe_settings, localstripe, live_server, transactional_db):

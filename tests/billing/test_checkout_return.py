@@ -15,19 +15,10 @@ import pytest
 from billing.models import Plan
 from billing.payments import checkout_url
 from billing.plans import seed_plans
-from tests.billing.stripe_stub import StripeStub
 
 PAID = "Thank you: Stripe confirms the payment."
 NOT_CONFIRMED = "Stripe has not confirmed a payment for this account, which is on the Free plan."
 
-
-@pytest.fixture
-def stub(stripe_settings, localstripe):
-    """Checkout without webhooks: the plan in the database stays Free throughout."""
-    server = StripeStub(localstripe_url=localstripe.url).start()
-    stripe_settings.STRIPE_API_BASE = server.url
-    yield server
-    server.stop()
 
 
 @pytest.fixture

@@ -15,15 +15,6 @@ from billing.payments import (
 )
 from billing.stripe_api import STRIPE_API_VERSION
 from echomem.errors import EchoError
-from tests.billing.stripe_stub import StripeStub
-
-
-@pytest.fixture
-def stub(stripe_settings, localstripe):
-    server = StripeStub(localstripe_url=localstripe.url).start()
-    stripe_settings.STRIPE_API_BASE = server.url
-    yield server
-    server.stop()
 
 
 def test_checkout_creates_the_customer_once_and_asks_for_a_subscription_session(
