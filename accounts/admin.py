@@ -61,7 +61,7 @@ class AccountAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request, obj=None) -> bool:
         # Deleting an account deletes its memories: only through the erasure path, by an
-        # owner on the dashboard's account page (memories.erasure.account_delete).
+        # owner on the dashboard's account page (memories.erasure.services.account_delete).
         return False
 
 

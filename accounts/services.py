@@ -11,9 +11,9 @@ from accounts import key_cache, keys
 from accounts.models import KEY_RATE_MAX, Account, ApiKey, Membership
 from echomem.errors import Forbidden, NotFound, ValidationFailed
 from memories.audit import account_event
+from memories.graph.selectors import DEFAULT_MEMORY_NAME
+from memories.graph.services import memory_create
 from memories.models import Memory
-from memories.selectors import DEFAULT_MEMORY_NAME
-from memories.services import memory_create
 
 
 @transaction.atomic

@@ -9,7 +9,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from api.schema import ERROR_RESPONSES
-from memories.selectors import memory_list
+from memories.graph.selectors import memory_list
 
 
 class MemoryOut(BaseModel):

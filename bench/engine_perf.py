@@ -51,8 +51,8 @@ def percentile(values: list[float], p: float) -> float:
 
 
 def load_entities(principal, names: list[str]) -> None:
+    from memories.graph.services import write_episode
     from memories.schemas import WriteEpisodeArgs, parse
-    from memories.services import write_episode
 
     entities = [{"name": n, "type": "person"} for n in names]
     entities += [{"name": t, "type": "service"} for t in corpus.THINGS]
@@ -64,8 +64,8 @@ def load_entities(principal, names: list[str]) -> None:
 
 def write_batches(principal, facts: list[dict]) -> float:
     """Seconds to write `facts` through write_episode, BATCH at a time."""
+    from memories.graph.services import write_episode
     from memories.schemas import WriteEpisodeArgs, parse
-    from memories.services import write_episode
 
     started = time.perf_counter()
     for start in range(0, len(facts), BATCH):
@@ -144,7 +144,7 @@ def measure_queries(principal, questions: list[str]) -> dict[str, list[float]]:
     from django.db import connection, transaction
     from django.test.utils import CaptureQueriesContext
 
-    from memories import selectors
+    from memories.graph import selectors
     from memories.schemas import QueryMemoryArgs, parse
 
     service, raw, embed = [], [], []
@@ -178,8 +178,8 @@ def explain_hot_queries(principal, question: str) -> str:
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    from memories import selectors
-    from memories.resolution import resolve
+    from memories.graph import selectors
+    from memories.graph.resolution import resolve
     from memories.schemas import EntityIn, QueryMemoryArgs, parse
 
     with CaptureQueriesContext(connection) as captured:
@@ -224,9 +224,9 @@ def main() -> None:
     if args.context is not None:
         os.environ["ECHO_MEMORY_EMBED_CONTEXT"] = str(args.context)
     fresh_instance(indexing="manual")
-    from memories import indexing
-    from memories.selectors import memory_for
-    from memories.services import memory_create
+    from memories.graph.selectors import memory_for
+    from memories.graph.services import memory_create
+    from memories.search import indexing
 
     cached = use_cached_embedder(queries_too=False)
     principal, account = bench_principal()

@@ -1,4 +1,4 @@
-"""First-pass vectors (memories/first_pass.py): what they cost a write, how good they are,
+"""First-pass vectors (memories/search/first_pass.py): what they cost a write, how good they are,
 and what the first query after a 500-fact write costs.
 
     .venv/bin/python bench/first_pass.py [--rounds 3] [--facts 2000] [--episodes 20]
@@ -58,8 +58,8 @@ class Vectors(NamedTuple):
 
 
 def runbooks_vectors() -> Vectors:
-    from memories import first_pass
-    from memories.embeddings import get_embedder
+    from memories.search import first_pass
+    from memories.search.embeddings import get_embedder
 
     _, facts, questions = runbooks_dataset.load()
     texts = [f["fact"] for f in facts]
@@ -98,7 +98,7 @@ def calibration(vectors: Vectors, *, best: int | None = 10) -> tuple[float, floa
 
 
 def quality() -> None:
-    from memories import first_pass
+    from memories.search import first_pass
 
     vectors = runbooks_vectors()
     row_of = {f["id"]: i for i, f in enumerate(vectors.facts)}
@@ -127,8 +127,8 @@ def quality() -> None:
 def write_cost(rounds: int, total: int) -> None:
     from django.conf import settings
 
+    from memories.graph.services import write_episode
     from memories.schemas import WriteEpisodeArgs, parse
-    from memories.services import write_episode
 
     principal, _ = bench_principal("writer")
     names = corpus.people(300)
@@ -160,9 +160,9 @@ def write_cost(rounds: int, total: int) -> None:
 def first_query(episodes: int, indexer: str) -> None:
     from django.conf import settings
 
+    from memories.graph.selectors import query_memory
+    from memories.graph.services import memory_create, write_episode
     from memories.schemas import QueryMemoryArgs, WriteEpisodeArgs, parse
-    from memories.selectors import query_memory
-    from memories.services import memory_create, write_episode
 
     names = corpus.people(300)
     budget = settings.ECHO_MEMORY_QUERY_EMBED_FACTS
@@ -211,7 +211,7 @@ def main() -> None:
     args = parser.parse_args()
 
     fresh_instance(indexing="manual")
-    from memories import first_pass
+    from memories.search import first_pass
 
     first_pass.ensure()
     if "quality" in args.parts:
@@ -221,7 +221,7 @@ def main() -> None:
     if "first-query" in args.parts:
         from django.conf import settings
 
-        from memories import indexing
+        from memories.search import indexing
 
         if args.indexer == "thread":
             settings.ECHO_MEMORY_INDEXING = "thread"

@@ -4,7 +4,7 @@
 
 Right after a write some of a memory's facts have the model's vector and the rest their
 first-pass vector, and query_memory ranks both in one list, a first-pass cosine mapped
-onto the model's scale by the calibration line (memories/first_pass.py). This replays
+onto the model's scale by the calibration line (memories/search/first_pass.py). This replays
 that state offline on the LoCoMo dev conversations: each conversation's oldest share of
 facts settled (the indexer takes the oldest first), the rest first pass, both with their
 episode context as the product stores them; each question (embedded by the model) ranks
@@ -34,8 +34,8 @@ SETTLED_SHARES = (0.0, 0.2, 0.5, 0.8, 1.0)
 
 def conversation(sample: dict, embedder) -> tuple[np.ndarray, np.ndarray, list[str]]:
     """(model vectors, first-pass vectors, dia ids) of a conversation's facts, in order."""
-    from memories import first_pass
-    from memories.search_text import search_text_for
+    from memories.search import first_pass
+    from memories.search.fact_text import search_text_for
 
     model_texts, first, dias = [], [], []
     for _, facts in sessions(sample):
@@ -53,8 +53,8 @@ def main() -> None:
     args = parser.parse_args()
 
     fresh_instance(indexing="manual")
-    from memories import first_pass
-    from memories.embeddings import get_embedder
+    from memories.search import first_pass
+    from memories.search.embeddings import get_embedder
 
     embedder = CachedEmbedder(get_embedder())
     bulk = calibration(runbooks_vectors(), best=None)

@@ -8,7 +8,7 @@ the indexer embeds, so B's backlog grows for the whole run. Meanwhile account A 
 episodes of 1, 4, 16 or 500 facts, one at a time, and for each one the bench measures:
 
 - first pass: whether every fact of the episode was searchable by meaning when the write
-  was acknowledged (its first-pass vector is written with it: memories/first_pass.py);
+  was acknowledged (its first-pass vector is written with it: memories/search/first_pass.py);
 - indexer: seconds from the acknowledgement until every fact of the episode has its
   settled vector (the model's), with nobody querying (polled every 10 ms): the indexer's
   fair turns alone;
@@ -56,8 +56,8 @@ class Importer(threading.Thread):
     def run(self) -> None:
         from django.db import connection
 
+        from memories.graph.services import write_episode
         from memories.schemas import WriteEpisodeArgs, parse
-        from memories.services import write_episode
 
         try:
             while not self.stop.is_set():
@@ -91,11 +91,11 @@ def main() -> None:
     args = parser.parse_args()
 
     fresh_instance(indexing="thread")
-    from memories.embeddings import get_embedder
-    from memories.indexing import pending_count
+    from memories.graph.selectors import query_memory
+    from memories.graph.services import write_episode
     from memories.schemas import QueryMemoryArgs, WriteEpisodeArgs, parse
-    from memories.selectors import query_memory
-    from memories.services import write_episode
+    from memories.search.embeddings import get_embedder
+    from memories.search.indexing import pending_count
 
     get_embedder().embed(["warm up"] * 40)  # both sessions built before anything is timed
     agent, _ = bench_principal("agent")

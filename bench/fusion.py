@@ -1,8 +1,8 @@
 """Re-rank recorded candidate lists offline with other fusion constants.
 
-A query through `query_memory` hands `memories.search.fuse` its two candidate lists (and
+A query through `query_memory` hands `memories.search.hybrid.fuse` its two candidate lists (and
 the entities the query names); `FusionTap` keeps them. `refuse` then runs the product's
-own `fuse` on them with some of `memories.search`'s constants set otherwise, so a grid
+own `fuse` on them with some of `memories.search.hybrid`'s constants set otherwise, so a grid
 of fusion settings costs one server round per question instead of one per setting.
 Only the constants `fuse` reads can be varied this way (RRF_K, VECTOR_WEIGHT,
 TEXT_WEIGHT, ENTITY_WEIGHT, VECTOR_FLOOR, TEXT_COVERAGE_FLOOR, NEIGHBOUR_WEIGHT,
@@ -30,7 +30,7 @@ class Recorded:
 
 
 class FusionTap:
-    """Wraps memories.search.fuse to keep each call's arguments; answers as fuse does."""
+    """Wraps memories.search.hybrid.fuse to keep each call's arguments; answers as fuse does."""
 
     def __init__(self, search_module) -> None:
         self.module = search_module
@@ -47,7 +47,7 @@ class FusionTap:
 
     def take_one(self) -> Recorded:
         if len(self.calls) != 1:
-            raise RuntimeError(f"expected one call of memories.search.fuse per query, got "
+            raise RuntimeError(f"expected one call of memories.search.hybrid.fuse per query, got "
                                f"{len(self.calls)}; the bench reads the candidate lists there")
         recorded = self.calls.pop()
         return recorded
@@ -55,7 +55,7 @@ class FusionTap:
 
 @contextmanager
 def constants(search_module, setting: dict[str, float]):
-    """memories.search's fusion constants set to `setting` for the duration."""
+    """memories.search.hybrid's fusion constants set to `setting` for the duration."""
     unknown = set(setting) - set(FUSION_CONSTANTS)
     if unknown:
         raise ValueError(f"not a fusion constant: {sorted(unknown)}")

@@ -16,7 +16,7 @@ conversations are written again into fresh memories and asked once the indexer h
 caught up (the settled run), and both hybrid recall@10 figures are printed side by side.
 
 --first-pass-only asks with nothing indexed and the query's own embedding off: every fact
-on its first-pass vector (memories/first_pass.py), the state the seconds after a write
+on its first-pass vector (memories/search/first_pass.py), the state the seconds after a write
 tend to, measured without the indexer's timing in it.
 """
 
@@ -70,8 +70,8 @@ def sessions(sample: dict) -> list[tuple[int, list[dict]]]:
 
 def load_conversation(principal, account, sample: dict, memory_name: str) -> dict[str, str]:
     """Write every session as one episode; returns fact_id -> dia_id."""
+    from memories.graph.services import memory_create, write_episode
     from memories.schemas import WriteEpisodeArgs, parse
-    from memories.services import memory_create, write_episode
 
     memory_create(account_id=account.pk, name=memory_name)
     conversation = sample["conversation"]
@@ -99,10 +99,10 @@ def evidence_of(question: dict, known: set[str]) -> list[str]:
 def retrieve(principal, memory_name: str, question: str) -> tuple[dict[str, list[str]], int]:
     """Top-10 fact ids of each retriever for one question, and the facts still waiting
     for their vector when the product answered."""
-    from memories import search
+    from memories.core.scopes import partition_for
+    from memories.graph.selectors import _query_vector, memory_for, query_memory
     from memories.schemas import QueryMemoryArgs, parse
-    from memories.scopes import partition_for
-    from memories.selectors import _query_vector, memory_for, query_memory
+    from memories.search import hybrid as search
 
     # The product first: under --immediate it is the call that meets the fresh facts.
     hybrid = query_memory(principal, parse(QueryMemoryArgs, {
@@ -195,7 +195,7 @@ def run_protocol(principal, account, samples, *, immediate: bool, cached=None,
     (or, with `index` false and the indexer manual, with nothing indexed)."""
     from tqdm import tqdm
 
-    from memories.indexing import index_pending, pending_count
+    from memories.search.indexing import index_pending, pending_count
 
     totals: dict[tuple[str, str], list[dict[str, float]]] = defaultdict(list)
     started = time.perf_counter()

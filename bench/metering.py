@@ -35,9 +35,10 @@ def main() -> None:
     use_cached_embedder(queries_too=True)
     from django.conf import settings
 
-    from memories import indexing, selectors
+    from memories.graph import selectors
+    from memories.graph.services import memory_create
     from memories.schemas import QueryMemoryArgs, parse
-    from memories.services import memory_create
+    from memories.search import indexing
 
     principal, account = bench_principal()
     memory_create(account_id=account.pk, name="perf")

@@ -1,7 +1,7 @@
 """Choosing memory_search's note fusion by grouped cross-validation (issue 12).
 
 bench/notes_quality.py --cv calls `cross_validate` with each question's two candidate
-lists, exactly as memory_search handed them to `memories.note_ranking.fuse_notes`, and
+lists, exactly as memory_search handed them to `memories.notes.ranking.fuse_notes`, and
 re-fuses them offline for every setting of the grid, with the product's own function.
 
 Folds group questions by the notes they are about (questions sharing an evidence note
@@ -48,7 +48,7 @@ class Setting:
 
 @dataclass(frozen=True)
 class Question:
-    """One question's candidate lists (memories.search.Candidate) and evidence (set ids)."""
+    """One question's candidate lists (memories.search.hybrid.Candidate) and evidence (set ids)."""
 
     id: str
     kind: str

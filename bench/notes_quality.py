@@ -11,7 +11,7 @@ bench/locomo.py):
    without a project (so the distractor project's notes compete).
 3. Three rankings from that one call. hybrid: the tool's results. text only and
    vector only: the two candidate lists memory_search hands to
-   `memories.note_ranking.fuse_notes`, each in its own order (the bench wraps it to
+   `memories.notes.ranking.fuse_notes`, each in its own order (the bench wraps it to
    read them, with the near-word matches it also hands over; nothing in the product
    changes). These are the same lists the product fuses, so the comparison is of the
    fusion, not of two different searches.
@@ -48,7 +48,7 @@ DEPTH = 10
 
 
 class FuseTap:
-    """Wraps memories.note_ranking.fuse_notes to keep the candidate lists each search fuses."""
+    """Wraps memories.notes.ranking.fuse_notes to keep the candidate lists each search fuses."""
 
     def __init__(self, ranking_module) -> None:
         self.inner = ranking_module.fuse_notes
@@ -139,9 +139,9 @@ def main() -> None:
     fresh_instance(indexing="manual")
     cached = use_cached_embedder(queries_too=True)
     apply_overrides(args.set)
-    from memories import note_ranking
-    from memories.indexing import index_pending
-    from memories.services import memory_create
+    from memories.graph.services import memory_create
+    from memories.notes import ranking as note_ranking
+    from memories.search.indexing import index_pending
 
     principal, account = bench_principal()
     memory_create(account_id=account.pk, name=MEMORY)

@@ -6,13 +6,13 @@
    `--record` redoes it): on a fresh box, the LoCoMo dev conversations written and asked
    exactly as bench/locomo.py does, and the runbooks set as bench/runbooks_quality.py
    does; for every question, the two candidate lists and the named entities that
-   query_memory hands to `memories.search.fuse` (bench/fusion.py's tap).
+   query_memory hands to `memories.search.hybrid.fuse` (bench/fusion.py's tap).
 2. Re-fuse offline: every setting of a grid over the constants fuse reads (RRF_K x
    TEXT_WEIGHT x ENTITY_WEIGHT x TEXT_COVERAGE_FLOOR x NEIGHBOUR_WEIGHT; NEIGHBOUR_SPAN
    stays as the product has it, and VECTOR_WEIGHT 1, since only the ratio of the two
    weights matters) is applied to the recorded lists with the product's own fuse and
    scored with recall@10. The scores are cached next to the recording, keyed by the
-   recording, memories/search.py's source and the constants outside the grid,
+   recording, memories/search/hybrid.py's source and the constants outside the grid,
    so a second run re-fuses only settings it has not scored. `--vary NAME...` lets only
    those constants vary (the others stay as the product has them).
 3. Five folds over both sets at once: fold i holds out LoCoMo conversation i and one
@@ -103,8 +103,8 @@ def record() -> list[dict]:
     cached = use_cached_embedder(queries_too=True)
     from tqdm import tqdm
 
-    from memories import search
-    from memories.indexing import index_pending
+    from memories.search import hybrid as search
+    from memories.search.indexing import index_pending
 
     principal, account = bench_principal()
     tap = FusionTap(search).install()
@@ -208,7 +208,7 @@ def runbook_folds(rows: list[dict], index: list[int], folds: int = FOLDS) -> dic
 def grid_scores(rows: list[dict], grid: list[dict]) -> dict[int, list[float]]:
     """recall@10 of every question under every setting, re-fused with the product's fuse;
     cached by what decides them."""
-    from memories import search
+    from memories.search import hybrid as search
 
     fuse = search.fuse.inner if hasattr(search.fuse, "inner") else search.fuse
     fixed = {name: getattr(search, name) for name in FUSION_CONSTANTS if name not in GRID}
@@ -239,7 +239,7 @@ def main() -> None:
 
     if args.record or not RECORDING.exists():
         rows = record()
-        from memories import search
+        from memories.search import hybrid as search
 
         # The constants the tool ranked with, for the check below.
         recorded_with = {name: getattr(search, name) for name in FUSION_CONSTANTS}
@@ -255,7 +255,7 @@ def main() -> None:
             sys.exit(f"{RECORDING} was recorded by an older version of this bench: run it "
                      "with --record")
         rows, recorded_with = recording["rows"], recording["constants"]
-    from memories import search
+    from memories.search import hybrid as search
 
     current = {name: getattr(search, name) for name in GRID}
     grid = [setting for setting in settings()

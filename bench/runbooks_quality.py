@@ -14,7 +14,7 @@ bench/locomo.py):
    so every fact is searched by its first-pass vector.)
 2. Every question of questions.jsonl through the `query_memory` tool, top_k 10.
 3. Three rankings from that one call. hybrid: the tool's facts. text only and vector
-   only: the two candidate lists query_memory hands to `memories.search.fuse`, each in
+   only: the two candidate lists query_memory hands to `memories.search.hybrid.fuse`, each in
    its own order (bench/fusion.py's tap reads them; nothing in the product changes).
 4. recall@k = share of the question's evidence facts in the top k, averaged over
    questions, k = 1, 5, 10, plus MRR of the first evidence hit; per question kind
@@ -80,9 +80,9 @@ def load_into(principal, account, folder: Path = DATA, memory: str = MEMORY, *,
               index: bool = True):
     """A memory holding the whole set, indexed (unless `index` is false): (set_id_of,
     questions)."""
-    from memories.indexing import index_pending
+    from memories.graph.services import memory_create
     from memories.models import Fact
-    from memories.services import memory_create
+    from memories.search.indexing import index_pending
 
     episodes, facts, questions = load(folder)
     wrong = problems(episodes, facts, questions)
@@ -130,7 +130,7 @@ def main() -> None:
     fresh_instance(indexing="manual")
     cached = use_cached_embedder(queries_too=True)
     apply_overrides(args.set)
-    from memories import search
+    from memories.search import hybrid as search
 
     principal, account = bench_principal()
     started = time.perf_counter()

@@ -169,7 +169,7 @@ def capture(principal, questions: list[str]) -> list[list[str]]:
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    from memories import selectors
+    from memories.graph import selectors
     from memories.schemas import QueryMemoryArgs, parse
 
     out = []
@@ -204,7 +204,7 @@ def is_candidate(sql: str) -> bool:
 
 
 def _service_ef_value() -> int:
-    from memories.search import HNSW_EF_SEARCH
+    from memories.search.hybrid import HNSW_EF_SEARCH
 
     return HNSW_EF_SEARCH
 
@@ -417,7 +417,7 @@ def main() -> None:
                         help="a new directory to keep the box in (stopped) after the run")
     parser.add_argument("--ef-search", type=int, nargs="+", default=[64, 128, 256],
                         help="hnsw.ef_search values whose recall is measured (the service: "
-                             "memories.search.HNSW_EF_SEARCH)")
+                             "memories.search.hybrid.HNSW_EF_SEARCH)")
     parser.add_argument("--explain", type=int, default=1,
                         help="EXPLAIN ANALYZE the candidate SQL of this many slowest questions")
     args = parser.parse_args()
@@ -459,8 +459,8 @@ def run(args, home: Path, redis_url: str, began: float) -> None:
 
     from accounts.models import ApiKey
     from accounts.services import api_key_create
+    from memories.graph.services import memory_create
     from memories.models import Memory
-    from memories.services import memory_create
 
     principal, account = bench_principal()
     memory_create(account_id=account.pk, name=MEMORY)
@@ -470,7 +470,7 @@ def run(args, home: Path, redis_url: str, began: float) -> None:
 
     vocabulary = scale_corpus.Vocabulary(args.people)
     log("embedding the real sentences and entity names (cached after the first run)")
-    from memories.search_text import search_text_for
+    from memories.search.fact_text import search_text_for
 
     entity_vectors = scale_corpus.embed_cached(sorted(vocabulary.entities), "entities")
     real_facts = scale_corpus.real_facts(args.real, vocabulary)

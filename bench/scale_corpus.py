@@ -208,7 +208,7 @@ def embed_cached(texts: list[str], label: str) -> np.ndarray:
     path = Path(__file__).resolve().parent / ".cache" / f"scale-{label}-{len(texts)}-{digest}.npy"
     if path.exists():
         return np.load(path)
-    from memories.embeddings import get_embedder
+    from memories.search.embeddings import get_embedder
 
     embedder, parts = get_embedder(), []
     for start in range(0, len(texts), 1000):

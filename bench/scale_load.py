@@ -61,10 +61,10 @@ def load(*, memory_id: int, holder_id: int, key_id: int, facts: int, real: np.nd
     """Fill the memory's shared partition; returns timings (seconds) and counts."""
     from django.db import connection, transaction
 
-    from memories import vector_params
-    from memories.indexing import count_terms
-    from memories.names import initials, normalize
-    from memories.search_text import search_text_for
+    from memories.graph.names import initials, normalize
+    from memories.search import vector_params
+    from memories.search.fact_text import search_text_for
+    from memories.search.indexing import count_terms
 
     timings: dict = {}
     with connection.cursor() as cursor:

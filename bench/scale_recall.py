@@ -33,9 +33,9 @@ def main() -> None:
     fresh_instance(indexing="manual", keep=args.home)
     from django.db import connection, transaction
 
-    from memories import search
-    from memories.embeddings import get_embedder
     from memories.models import Fact, Memory
+    from memories.search import hybrid as search
+    from memories.search.embeddings import get_embedder
 
     search.HNSW_EF_SEARCH = args.ef_search
     memory_id = Memory.objects.get(name="scale").pk

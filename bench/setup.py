@@ -45,7 +45,7 @@ def fresh_instance(*, indexing: str = "inline", keep: str | None = None) -> Path
             shutil.rmtree(home, ignore_errors=True)
 
         atexit.register(_remove)
-    from memories.indexing import stop_background
+    from memories.search.indexing import stop_background
 
     # Registered last, so it runs first: an indexer thread still inside the model when the
     # database stops (or the interpreter ends) crashed the exit of a bench that used one.
@@ -108,7 +108,8 @@ def use_cached_embedder(*, queries_too: bool) -> CachedEmbedder:
     The vectors stay the model's; a speed benchmark keeps queries uncached, since
     embedding the query is part of what it measures.
     """
-    from memories import embeddings, indexing, resolution, selectors
+    from memories.graph import resolution, selectors
+    from memories.search import embeddings, indexing
 
     cached = CachedEmbedder(embeddings.get_embedder())
     for module in (indexing, resolution, *((selectors,) if queries_too else ())):

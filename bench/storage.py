@@ -44,9 +44,9 @@ def load(principal, total: int) -> None:
     from django.db import connection
     from tqdm import tqdm
 
-    from memories.indexing import count_terms
+    from memories.graph.services import write_episode
     from memories.schemas import WriteEpisodeArgs, parse
-    from memories.services import write_episode
+    from memories.search.indexing import count_terms
 
     names = [f"Service {i}" for i in range(ENTITIES)]
     for start in tqdm(range(0, total, EPISODE), desc="loading facts", unit="episode"):

@@ -52,8 +52,8 @@ def load(principal, total: int) -> None:
     from django.db import connection
     from tqdm import tqdm
 
+    from memories.graph.services import write_episode
     from memories.schemas import WriteEpisodeArgs, parse
-    from memories.services import write_episode
 
     services = [f"Service {i}" for i in range(200)]
     for start in tqdm(range(0, total, EPISODE), desc="loading facts", unit="episode"):
@@ -84,7 +84,7 @@ def index_waiting(cursor) -> None:
     """What the indexer does, in bulk SQL: a vector for every fact waiting for one, and
     those facts' BM25 word statistics, as a served memory has them. (A kept box gets this
     for the facts its last run's writes left, or its queries would embed them.)"""
-    from memories.indexing import count_terms
+    from memories.search.indexing import count_terms
 
     cursor.execute(
         "UPDATE memories_fact SET embedding = (SELECT array_agg(random() - 0.5)::halfvec "

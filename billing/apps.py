@@ -25,7 +25,7 @@ class BillingConfig(AppConfig):
         from accounts.models import Account
         from billing.cancellation import cancel_on_account_delete
         from billing.ledger import LedgerMeter
-        from memories import metering
+        from memories.core import metering
 
         metering.install(LedgerMeter())
         pre_delete.connect(cancel_on_account_delete, sender=Account,

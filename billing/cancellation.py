@@ -1,6 +1,6 @@
 """A deleted account stops paying: its Stripe subscription is cancelled.
 
-A signal, because the erasure path (memories/erasure.py) must not import billing, and
+A signal, because the erasure path (memories/erasure/services.py) must not import billing, and
 the account row is what every deletion goes through. The cancellation runs after the
 deletion commits (a rolled-back deletion keeps paying for what it still has) and is best
 effort: Stripe being down never blocks a deletion; the failure is logged for the

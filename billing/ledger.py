@@ -62,7 +62,7 @@ def allowance(account_id: int, *, now: datetime | None = None) -> Allowance:
 
 
 class LedgerMeter:
-    """The meter the engine calls (memories.metering); installed by BillingConfig.ready."""
+    """The meter the engine calls (memories.core.metering); installed by BillingConfig.ready."""
 
     def charge(self, principal: Principal, memory: Memory, tool: str, costs: Sequence[int],
                *, whole: bool) -> int:

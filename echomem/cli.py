@@ -349,7 +349,7 @@ def index() -> None:
     _prepare()
     from tqdm import tqdm
 
-    from memories.indexing import index_pending, pending_count
+    from memories.search.indexing import index_pending, pending_count
 
     waiting = pending_count()
     with tqdm(total=waiting, unit="fact", desc="indexing", disable=not waiting) as bar:
@@ -420,7 +420,7 @@ def repair_dates(account_id: int | None, dry_run: bool) -> None:
     """
     maintenance_process()
     _prepare()
-    from memories.repair import repair_unreadable_dates
+    from memories.erasure.repair import repair_unreadable_dates
 
     repairs = repair_unreadable_dates(account_id=account_id, dry_run=dry_run)
     verb = "would repair" if dry_run else "repaired"

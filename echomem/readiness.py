@@ -73,10 +73,10 @@ def model() -> Check:
 MODEL_MISSING = 3
 _MODEL_SELF_TEST = f"""
 import sys
-from memories.embeddings import EmbeddingModelNotInstalled, int8_model, self_test
-from memories import first_pass
+from memories.search.embeddings import EmbeddingModelNotInstalled, int8_model, self_test
+from memories.search import first_pass
 try:
-    # The first-pass table and the int8 copy too (memories/first_pass.py, embeddings.py):
+    # The first-pass table and the int8 copy too (memories/search/first_pass.py, embeddings.py):
     # built here once per machine, so that no write or query waits for them.
     print(f"{{self_test()}}; first-pass table at {{first_pass.ensure()}}; "
           f"int8 copy at {{int8_model()}}")
@@ -140,7 +140,7 @@ def redis() -> Check:
 def embedder() -> Check:
     """The model this process embeds queries with: loaded on the first probe (a worker is
     not ready until it can answer a query by meaning), then only looked at."""
-    from memories.embeddings import get_embedder
+    from memories.search.embeddings import get_embedder
 
     return Check("embedder", True, f"loaded ({get_embedder().dimensions} dimensions)")
 

@@ -190,13 +190,13 @@ def _start_worker_services(worker) -> None:
 
     from django.conf import settings
 
-    from memories.embeddings import get_embedder
+    from memories.search.embeddings import get_embedder
 
     if settings.ECHO_MEMORY_QUERY_EMBED_FACTS > 0:
         threading.Thread(target=lambda: get_embedder().warm_quick(), name="echo-int8-warm",
                          daemon=True).start()
     if settings.ECHO_MEMORY_INDEXING == "thread":
-        from memories.indexing import background
+        from memories.search.indexing import background
 
         background()
 
@@ -204,7 +204,7 @@ def _start_worker_services(worker) -> None:
 def _stop_worker_services(arbiter, worker) -> None:
     """After a worker's last request: its indexer thread ends after its running batch,
     within the graceful timeout (the master kills the worker when that runs out)."""
-    from memories.indexing import stop_background
+    from memories.search.indexing import stop_background
 
     stop_background(timeout=worker.cfg.graceful_timeout)
 

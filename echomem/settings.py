@@ -162,21 +162,22 @@ CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 # for a `release` file (tests/fleet kill a worker at that point). Never set in production.
 ECHO_MEMORY_TEST_HOLD_BATCH = env.str("ECHO_MEMORY_TEST_HOLD_BATCH", default="")
 
-# Where new facts are embedded and indexed: see memories/indexing.py.
+# Where new facts are embedded and indexed: see memories/search/indexing.py.
 ECHO_MEMORY_INDEXING = env.str(
     "ECHO_MEMORY_INDEXING", default="celery" if CELERY_BROKER_URL else "thread"
 )
-# How many earlier facts of the same episode are embedded with each fact (memories/indexing.py).
+# How many earlier facts of the same episode are embedded with each fact
+# (memories/search/indexing.py).
 ECHO_MEMORY_EMBED_CONTEXT = env.int("ECHO_MEMORY_EMBED_CONTEXT", default=2)
 # Read-your-writes: query_memory embeds up to this many of its best candidates that still
-# wait for their vector, as many as this long covers (memories/indexing.py settle).
+# wait for their vector, as many as this long covers (memories/search/indexing.py settle).
 ECHO_MEMORY_QUERY_EMBED_FACTS = env.int("ECHO_MEMORY_QUERY_EMBED_FACTS", default=4)
 ECHO_MEMORY_QUERY_EMBED_SECONDS = env.float("ECHO_MEMORY_QUERY_EMBED_SECONDS", default=0.25)
 # And memory_search embeds up to this many of the partition's newest waiting notes, in the
-# same time (memories/indexing.py settle_notes).
+# same time (memories/search/indexing.py settle_notes).
 ECHO_MEMORY_SEARCH_EMBED_NOTES = env.int("ECHO_MEMORY_SEARCH_EMBED_NOTES", default=4)
 # Write each fact with a first-pass vector, so it is found by meaning before the indexer
-# gets to it (memories/first_pass.py); off, a waiting fact is found by words only.
+# gets to it (memories/search/first_pass.py); off, a waiting fact is found by words only.
 ECHO_MEMORY_FIRST_PASS = env.bool("ECHO_MEMORY_FIRST_PASS", default=True)
 if ECHO_MEMORY_INDEXING not in {"inline", "thread", "celery", "manual"}:
     raise ConfigurationError(

@@ -1,6 +1,6 @@
 """What each tool returns, as models: the MCP outputSchema and the REST response schema.
 
-They describe the engine's replies (memories/services.py, selectors.py, causal.py);
+They describe the engine's replies (memories/graph/services.py, selectors.py, causal.py);
 tests/mcp/test_tool_registry.py validates real replies against them, so a field
 the engine adds or renames fails there first. Extra fields are allowed: a client
 written against these keeps working when a reply gains a field.

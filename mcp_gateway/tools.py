@@ -22,7 +22,11 @@ from echomem import log_context, metrics
 from echomem.db import timeouts_refused
 from echomem.request_context import NO_CONTEXT, RequestContext
 from mcp_gateway import outputs
-from memories import causal, episodes, forget, free_text, note_reads, notes, selectors, services
+from memories import free_text
+from memories.erasure import forget
+from memories.graph import causal, episodes, selectors, services
+from memories.notes import selectors as note_reads
+from memories.notes import services as notes
 from memories.redaction import redactor_for
 from memories.schemas import (
     ForgetArgs,

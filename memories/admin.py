@@ -14,5 +14,5 @@ class MemoryAdmin(CheckedAutocomplete, admin.ModelAdmin):
         # The admin would delete with the ORM: around the erasure path (the memory's text
         # would stay in the audit log) and moving the keys whose default it is to the
         # account's default without anyone choosing. Owners and admins delete a memory
-        # from the dashboard, which asks about those keys (memories.erasure.memory_delete).
+        # from the dashboard, which asks about those keys (memories.erasure.services.memory_delete).
         return False

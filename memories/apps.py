@@ -9,7 +9,7 @@ class MemoriesConfig(AppConfig):
         from django.db.backends.signals import connection_created
         from django.db.models.signals import post_migrate
 
-        from memories import vector_params
+        from memories.search import vector_params
 
         connection_created.connect(vector_params.on_connection_created,
                                    dispatch_uid="echo-vector-params")

@@ -14,7 +14,7 @@ every remaining payload against its digest, and refuses an erased event that no 
 erasure event accounts for: a `memory.deleted` of its memory (every event of the memory
 before it), or a `memory.forgotten` (or `secrets.erased`) of its memory whose payload
 lists its seq (the forget tool erases only the events that carry the forgotten objects'
-text, memories/forget.py; migration 0018 those that held a secret).
+text, memories/erasure/forget.py; migration 0018 those that held a secret).
 Format 1 (hashing before/after directly) is what chains written before migration 0008
 used; that migration verified and converted them.
 
@@ -23,7 +23,7 @@ metadata into the salted payload digest: it is the agent's free text too, so era
 blanks it with the before/after. Events of formats 1 and 2 stay as they are; one chain
 holds events of several formats, each checked by its own rule. Migration 0018 resealed
 the events whose session_id held a secret as format 3, so that it could erase it
-(memories/stored_secrets.py).
+(memories/erasure/stored_secrets.py).
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ from django.utils import timezone
 from accounts.models import Account
 from accounts.principal import Principal
 from echomem.errors import NotFound
-from memories import bulk
+from memories.core import bulk
 from memories.models import AuditChainHead, AuditEvent, Memory
 
 GENESIS = "0" * 64

@@ -8,7 +8,7 @@ Who sees what follows DESIGN's "People in the browser", whatever the role:
   memories created or deleted). Owners and admins see all of them, since they manage
   keys and members; a member sees the ones they caused, as the dashboard shows a member
   only their own keys.
-An agent's `get_audit_log` (memories/selectors.py) stays a graph-only view of one partition.
+An agent's `get_audit_log` (memories/graph/selectors.py) stays a graph-only view of one partition.
 """
 
 from __future__ import annotations
@@ -27,9 +27,9 @@ from accounts.models import ApiKey, Membership
 from accounts.principal import Principal
 from echomem.errors import Forbidden
 from memories.audit import audit_verify
-from memories.erasure import ACCOUNT_PARTITION
+from memories.core.scopes import SHARED
+from memories.erasure.services import ACCOUNT_PARTITION
 from memories.models import AuditChainHead, AuditEvent, Memory
-from memories.scopes import SHARED
 
 PAGE_SIZE = 50
 EXPORT_CHUNK = 1000

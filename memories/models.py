@@ -12,7 +12,7 @@ from django.db import models
 from django.db.models import Q
 from pgvector.django import HalfVectorField, HnswIndex, VectorField
 
-from memories import limits
+from memories.core import limits
 
 EMBEDDING_DIMENSIONS = 384
 MEMORY_NAME_RULE = ("1-64 characters: lowercase letters, digits, '-' and '_' (not 'new', "
@@ -154,7 +154,7 @@ class Fact(models.Model):
     # fewer pages (vector search at 100k facts 4.7 -> 2.8 ms p50); cosines move by less
     # than 1e-4, which neither ranking nor the 4-decimal score shows (docs/benchmarks.md).
     embedding = HalfVectorField(dimensions=EMBEDDING_DIMENSIONS, null=True)
-    # Written with the fact, cleared when `embedding` is stored (memories/first_pass.py):
+    # Written with the fact, cleared when `embedding` is stored (memories/search/first_pass.py):
     # searched only while the fact waits for the indexer, so it needs no index of its own.
     first_pass_embedding = HalfVectorField(dimensions=EMBEDDING_DIMENSIONS, null=True)
     # Set when a query has put the model's own (int8) vector in first_pass_embedding while
@@ -352,7 +352,7 @@ class Note(models.Model):
     created_at = models.DateTimeField()
     updated_at = models.DateTimeField()
     # Every field's words (details and files included), for full text; the indexer embeds
-    # the shorter head of it (memories/note_text.py).
+    # the shorter head of it (memories/notes/text.py).
     search_text = models.TextField()
     embedding = HalfVectorField(dimensions=EMBEDDING_DIMENSIONS, null=True)
     search_vector = models.GeneratedField(
@@ -360,7 +360,7 @@ class Note(models.Model):
         output_field=SearchVectorField(), db_persist=True,
     )
     # Its distinct content words, listed by the indexer with the embedding, for near-word
-    # matching (memories/note_words.py); null until then.
+    # matching (memories/notes/words.py); null until then.
     words = ArrayField(models.TextField(), null=True)
 
     class Meta:
@@ -392,7 +392,7 @@ class NoteWord(models.Model):
     "refused" and "reject"); matching each question word to the nearest word of a note
     needs the words' vectors at search time, and embedding them then costs seconds.
     Kept per memory and partition like the notes, and pruned to the words notes still
-    hold (memories/note_words.py), so forgetting a note forgets its words.
+    hold (memories/notes/words.py), so forgetting a note forgets its words.
     """
 
     memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="+",
@@ -416,7 +416,7 @@ class NoteVersion(models.Model):
 
     note = models.ForeignKey(Note, on_delete=models.CASCADE, related_name="versions")
     # The note's memory again: erasing a memory deletes every row that names it
-    # (memories/erasure.py), versions before their notes.
+    # (memories/erasure/services.py), versions before their notes.
     memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="+",
                                db_index=False)
     version = models.PositiveIntegerField()
@@ -440,7 +440,7 @@ class NoteVersion(models.Model):
 
 class EmbeddingModelState(models.Model):
     """Which embedding model made the stored vectors, and, after a model change, how far
-    re-embedding has come (one row; memories/reembedding.py)."""
+    re-embedding has come (one row; memories/search/reembedding.py)."""
 
     model = models.CharField(max_length=64, help_text="Fingerprint of the vectors' model.")
     target = models.CharField(max_length=64, blank=True, default="",

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from echomem.errors import ValidationFailed
-from memories import bulk
+from memories.core import bulk
 from memories.regex_safety import backtracking_risk
 from memories.secret_rules import SecretRule, secret_rules
 

@@ -25,8 +25,8 @@ from pydantic_core import PydanticCustomError
 
 from echomem.errors import ValidationFailed
 from echomem.text import unstorable
-from memories import limits
-from memories.names import normalize, same_type
+from memories.core import limits
+from memories.graph.names import normalize, same_type
 
 
 class Verbatim:

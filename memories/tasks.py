@@ -1,4 +1,4 @@
-"""The engine's Celery tasks: thin adapters over memories/indexing.py and reembedding.py.
+"""The engine's Celery tasks: thin adapters over memories/search/indexing.py and reembedding.py.
 
 A task is acknowledged only when it has finished (settings.py), so any task may run twice:
 after its worker was killed mid-batch, the broker delivers it again. Each one is therefore
@@ -18,7 +18,7 @@ from pathlib import Path
 from django.conf import settings
 
 from echomem.celery import RETRIED, app
-from memories import indexing, reembedding
+from memories.search import indexing, reembedding
 
 logger = logging.getLogger(__name__)
 
@@ -48,7 +48,7 @@ def index_waiting() -> int:
 @app.task(**RETRIED)
 def reembed_after_model_change() -> int:
     """One batch of re-embedding when the stored vectors come from another model than the
-    one this worker runs (memories/reembedding.py); does nothing otherwise."""
+    one this worker runs (memories/search/reembedding.py); does nothing otherwise."""
     step = reembedding.reembed_step()
     if step.reembedded:
         logger.info("re-embedded %d row(s) for the new model", step.reembedded)

@@ -10,7 +10,7 @@ from urllib.parse import urlencode
 from django import forms
 
 from memories.audit_log import AuditFilter
-from memories.limits import LABEL_CHARS
+from memories.core.limits import LABEL_CHARS
 
 ACCOUNT_LEVEL = "account"
 WHEN_FORMAT = "%Y-%m-%dT%H:%M"

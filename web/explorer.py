@@ -18,13 +18,13 @@ from django.shortcuts import render
 
 from accounts.principal import Principal
 from echomem.errors import ValidationFailed
-from memories.browse import fact_page, scope_choices, scope_value, with_links
-from memories.causal import trace_cause
-from memories.entities import entity_detail
-from memories.episodes import episode_detail
+from memories.graph.browse import fact_page, scope_choices, scope_value, with_links
+from memories.graph.causal import trace_cause
+from memories.graph.entities import entity_detail
+from memories.graph.episodes import episode_detail
+from memories.graph.selectors import memory_for, query_memory
 from memories.models import Memory
 from memories.schemas import QueryMemoryArgs, TraceCauseArgs, parse
-from memories.selectors import memory_for, query_memory
 from web.acting import acting
 from web.cause_diagram import diagram
 from web.explorer_forms import CauseForm, FactsForm

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from django import forms
 
-from memories import limits
-from memories.browse import ScopeChoice
+from memories.core import limits
+from memories.graph.browse import ScopeChoice
 
 
 class ScopedForm(forms.Form):

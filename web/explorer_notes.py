@@ -10,9 +10,9 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from accounts.principal import Principal
-from memories.browse import scope_choices
+from memories.graph.browse import scope_choices
 from memories.models import Memory, Note
-from memories.note_browse import note_list, note_page, note_projects
+from memories.notes.browse import note_list, note_page, note_projects
 from web.explorer import memory_page
 from web.explorer_forms import NotesForm
 

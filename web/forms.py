@@ -5,7 +5,7 @@ from django.contrib.auth import get_user_model, password_validation
 from django.contrib.auth.forms import AuthenticationForm, UsernameField
 
 from accounts.sign_in_names import FoldedEmailField
-from memories.erasure import KeysDecision
+from memories.erasure.services import KeysDecision
 from memories.models import MEMORY_NAME_RULE, memory_name_validator
 
 
@@ -58,7 +58,8 @@ class NewMemoryForm(forms.Form):
 
 class DeleteMemoryForm(forms.Form):
     """The name typed to confirm and, when live keys use the memory as their default, what
-    happens to them (memories.erasure.memory_delete refuses a deletion that leaves it out)."""
+    happens to them (memories.erasure.services.memory_delete refuses a deletion that leaves
+    it out)."""
 
     REVOKE = "revoke"
     MOVE = "to:"  # + a memory's name: no memory name contains ':'

@@ -21,23 +21,23 @@ from accounts.services import api_key_create, api_key_revoke, revocable_key
 from echomem.agent_clients import export_line
 from echomem.errors import Forbidden, NotFound, ValidationFailed
 from memories.audit_log import AuditFilter, audit_page
-from memories.erasure import (
+from memories.catalog.selectors import memory_overview
+from memories.catalog.services import (
+    keys_following_the_account_default,
+    memory_make_default,
+    memory_rename,
+)
+from memories.erasure.services import (
     MAY_DELETE,
     account_delete,
     keys_defaulting_to,
     memory_delete,
     require_owner_or_admin,
 )
-from memories.memory_changes import (
-    keys_following_the_account_default,
-    memory_make_default,
-    memory_rename,
-)
+from memories.graph.recall_saves import recall_saves_this_month
+from memories.graph.selectors import memory_for
+from memories.graph.services import memory_create
 from memories.models import Memory
-from memories.overview import memory_overview
-from memories.recall_saves import recall_saves_this_month
-from memories.selectors import memory_for
-from memories.services import memory_create
 from web import shown_once
 from web.acting import acting
 from web.connect import connect_context

@@ -8,9 +8,9 @@ def record_the_current_model(apps, schema_editor):
     change the model), so re-embedding starts from it rather than from the first beat."""
     import hashlib
 
-    from memories.embeddings import MODEL_DIR
+    from memories.search.embeddings import MODEL_DIR
 
-    # The digest memories/reembedding.py model_fingerprint computes (a test holds them equal).
+    # The digest memories/search/reembedding.py model_fingerprint computes (a test holds them equal).
     digest = hashlib.sha256()
     try:
         for name in ("config.json", "tokenizer.json", "model.safetensors"):

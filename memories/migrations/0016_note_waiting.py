@@ -2,7 +2,7 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-    """memory_search embeds its partition's newest waiting notes (memories/indexing.py
+    """memory_search embeds its partition's newest waiting notes (memories/search/indexing.py
     settle_notes); this partial index holds only those, so finding them costs one probe."""
 
     dependencies = [

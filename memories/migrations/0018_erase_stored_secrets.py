@@ -1,12 +1,12 @@
 # Secrets stored before redaction covered every tool's free text (issue 37): redacted in the
 # plain columns, erased from the audit trail through the one erasure path, the chains still
-# verifying (memories/stored_secrets.py). Audit chain format 3 puts an event's session_id
+# verifying (memories/erasure/stored_secrets.py). Audit chain format 3 puts an event's session_id
 # under its salted payload digest, so erasure can blank it too; the trigger learns that, and
 # the resealing that turns a format-2 event whose session id holds a secret into format 3.
 
 from django.db import migrations, models
 
-from memories.stored_secrets import erase_stored_secrets
+from memories.erasure.stored_secrets import erase_stored_secrets
 
 
 def _append_only(*allowed: str) -> str:
@@ -36,7 +36,7 @@ TEXT_ERASURE = f"""
         RETURN NEW;
     END IF;"""
 _SEAL = "ARRAY['format', 'payload_digest', 'prev_hash', 'hash', 'session_id']"
-# Resealing (memories/stored_secrets.py): an event is linked to its new predecessor; a
+# Resealing (memories/erasure/stored_secrets.py): an event is linked to its new predecessor; a
 # format-2 event becomes format 3 with its text kept (a new payload digest), or, already
 # erased, with its session id blanked. Nothing else about any event changes.
 RESEALING = f"""

@@ -22,8 +22,8 @@ from django.db import connection
 from accounts.principal import principal_for_member
 from accounts.services import api_key_create, api_key_revoke
 from echomem.runtime import EMBEDDED_URL_VARIABLE
-from memories.erasure import KeysDecision, account_delete, memory_delete
-from memories.services import memory_create
+from memories.erasure.services import KeysDecision, account_delete, memory_delete
+from memories.graph.services import memory_create
 from tests.cli.conftest import McpClient, Server, cli_env, server_tracebacks
 from tests.harness import free_port
 

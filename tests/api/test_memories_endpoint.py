@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from accounts.services import api_key_revoke
-from memories.services import memory_create
+from memories.graph.services import memory_create
 
 
 def test_memories_are_listed_for_the_keys_account_only(client, alice, charlie):

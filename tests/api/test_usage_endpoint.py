@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from accounts.services import api_key_revoke
 from billing.plans import month_of
 from billing.usage import standing
-from memories.services import memory_create
+from memories.graph.services import memory_create
 from tests.billing.usage_rows import charge, record
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from bench.first_pass import calibration, runbooks_vectors
-from memories import first_pass
+from memories.search import first_pass
 
 
 @pytest.fixture(scope="module")

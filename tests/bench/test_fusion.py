@@ -8,8 +8,8 @@ import pytest
 
 from bench.fusion import FusionTap, constants, refuse
 from bench.ranking_cv import choose, complexity
-from memories import search
-from memories.search import Candidate
+from memories.search import hybrid as search
+from memories.search.hybrid import Candidate
 
 
 def _candidates(*labels: str) -> list[Candidate]:

@@ -7,8 +7,8 @@ import uuid
 
 from bench.locomo import score
 from bench.notes_fusion import FOLDS, Question, cross_validate, folds_of, grid
-from memories.note_ranking import fuse_notes
-from memories.search import Candidate
+from memories.notes.ranking import fuse_notes
+from memories.search.hybrid import Candidate
 
 
 def question(qid: str, evidence: tuple[str, ...], kind: str = "paraphrase") -> Question:

@@ -14,7 +14,7 @@ from billing.ledger import allowance
 from billing.models import Plan, StripeEvent, Subscription
 from billing.payments import ensure_customer
 from billing.plans import default_plan
-from memories.erasure import account_delete
+from memories.erasure.services import account_delete
 from tests.billing.conftest import (
     WEBHOOK_PATH,
     WEBHOOK_SECRET,

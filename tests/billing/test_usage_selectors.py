@@ -21,9 +21,9 @@ from billing.usage import (
     usage_report,
     usage_summary,
 )
-from memories.erasure import memory_delete
+from memories.erasure.services import memory_delete
+from memories.graph.services import memory_create
 from memories.models import Memory
-from memories.services import memory_create
 from tests.billing.usage_rows import charge, plan, record
 
 MID_MARCH = datetime(2026, 3, 15, 12, 0, tzinfo=UTC)

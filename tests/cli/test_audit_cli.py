@@ -14,7 +14,7 @@ WRITE = """
 from accounts.models import ApiKey
 from accounts.principal import Principal
 from memories.schemas import WriteEpisodeArgs, parse
-from memories.services import write_episode
+from memories.graph.services import write_episode
 key = ApiKey.objects.get()
 principal = Principal(account_id=key.account_id, holder_id=key.holder_id, tool=key.tool,
                       key_id=key.pk)

@@ -11,7 +11,7 @@ import pytest
 
 from accounts.services import api_key_create
 from billing.plans import month_of
-from memories.services import memory_create
+from memories.graph.services import memory_create
 from tests.billing.usage_rows import charge, plan, record, sell
 from tests.conftest import Actor
 from web.services import sign_up

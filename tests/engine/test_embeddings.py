@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from memories import embeddings
-from memories.embeddings import (
+from memories.search import embeddings
+from memories.search.embeddings import (
     Embedder,
     EmbeddingModelNotInstalled,
     OnnxMiniLMEmbedder,

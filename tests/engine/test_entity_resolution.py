@@ -13,7 +13,7 @@ def thing(name: str, kind: str = "service") -> dict[str, str]:
     return {"name": name, "type": kind}
 
 
-# Labelled pairs behind the thresholds in memories/resolution.py.
+# Labelled pairs behind the thresholds in memories/graph/resolution.py.
 SAME_THING = [
     (thing("PostgreSQL", "database"), thing("Postgres", "database"), "spelling or meaning"),
     (thing("checkout-service"), thing("checkout service"), "similar spelling"),

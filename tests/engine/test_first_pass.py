@@ -1,11 +1,11 @@
-"""First-pass vectors (memories/first_pass.py) on the real model's distilled table."""
+"""First-pass vectors (memories/search/first_pass.py) on the real model's distilled table."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from memories import first_pass
-from memories.embeddings import get_embedder
+from memories.search import first_pass
+from memories.search.embeddings import get_embedder
 
 HIKE = "Alice spent her spring holiday hiking near Kyoto"
 PARAPHRASE = "Who went trekking in the mountains during a vacation?"

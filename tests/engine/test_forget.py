@@ -10,8 +10,9 @@ from django.db import connection
 
 from echomem.errors import NotFound, ValidationFailed
 from memories.audit import audit_verify
-from memories.erasure import memory_delete
-from memories.forget import forget
+from memories.erasure.forget import forget
+from memories.erasure.services import memory_delete
+from memories.graph.services import memory_create
 from memories.models import (
     AuditEvent,
     CorpusStat,
@@ -22,7 +23,6 @@ from memories.models import (
     TermStat,
 )
 from memories.schemas import ForgetArgs, parse
-from memories.services import memory_create
 from tests.engine.conftest import Engine, database_text, fact, person, pg_dump
 
 # Words only the forgotten objects use, one per kind of text (names, fact sentences, a

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 from django.db import connection
 
-from memories import indexing
-from memories.embeddings import get_embedder
 from memories.models import Fact
+from memories.search import indexing
+from memories.search.embeddings import get_embedder
 from tests import indexer_locks
 from tests.engine.conftest import Engine, fact, person
 
@@ -112,7 +112,7 @@ def test_one_accounts_bulk_import_does_not_delay_anothers_fact(engine, charlie, 
 
 
 def test_two_memories_of_one_account_take_turns_too(engine, alice, settings):
-    from memories.services import memory_create
+    from memories.graph.services import memory_create
 
     settings.ECHO_MEMORY_QUERY_EMBED_FACTS = 0
     memory_create(account_id=alice.account.pk, name="imports")
@@ -262,7 +262,7 @@ def test_the_next_call_embeds_its_best_candidates_of_a_500_fact_episode(engine, 
     """The query embeds its own best waiting candidates (not the episode's newest facts) and
     ranks them with those vectors: the paraphrased fact in the middle of the episode is
     scored no lower than the cosine of the vector the query kept for it."""
-    from memories.embeddings import get_embedder
+    from memories.search.embeddings import get_embedder
 
     settings.ECHO_MEMORY_QUERY_EMBED_FACTS = 8
     episode = five_hundred_facts_with(HIKE, at=250)
@@ -300,8 +300,8 @@ def test_the_next_call_embeds_its_best_candidates_of_a_500_fact_episode(engine, 
 def test_words_weigh_a_just_written_fact_as_they_will_once_it_is_indexed(engine):
     """Word statistics come from the indexer; until it runs, the waiting facts are counted
     when searched, so the word ranking right after a write is the settled one."""
-    from memories import search
     from memories.models import Fact
+    from memories.search import hybrid as search
 
     engine.write(entities=[person("Ann"), person("Ben"), person("Cy"), person("Dee")],
                  assume_new=True, facts=[
@@ -329,7 +329,7 @@ def test_a_just_embedded_fact_keeps_its_first_pass_score_less_the_margin_where_h
     joins the vector list."""
     import uuid
 
-    from memories.search import FIRST_PASS_MARGIN, Candidate, with_settled
+    from memories.search.hybrid import FIRST_PASS_MARGIN, Candidate, with_settled
 
     def candidate(score, coverage=None):
         return Candidate(uuid.uuid4(), score, uuid.uuid4(), uuid.uuid4(), coverage)

@@ -9,9 +9,9 @@ from django.db import DatabaseError, connection
 
 from echomem.errors import Forbidden, NotFound, ValidationFailed
 from memories.audit import audit_verify
-from memories.erasure import memory_delete
+from memories.erasure.services import memory_delete
+from memories.graph.services import memory_create
 from memories.models import AuditChainHead, AuditEvent, Entity, Fact, Memory, RecallSave
-from memories.services import memory_create
 from tests.engine.conftest import Engine, fact, person
 from tests.engine.conftest import pg_dump as _pg_dump
 
@@ -218,8 +218,8 @@ def test_a_write_racing_the_memorys_deletion_waits_then_is_refused_cleanly(alice
 
     from django.db import transaction
 
+    from memories.graph.services import record_recall_save
     from memories.schemas import RecordRecallSaveArgs, parse
-    from memories.services import record_recall_save
 
     principal = alice.principal
     memory_create(account_id=alice.account.pk, name="doomed")

@@ -7,7 +7,7 @@ import pytest
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
-from memories.embeddings import get_embedder
+from memories.search.embeddings import get_embedder
 from tests.engine.conftest import Engine, fact, person
 
 BEFORE = ("memories", "0006_indexer_queue_in_order")

@@ -7,7 +7,7 @@ from pathlib import Path
 import platformdirs
 import pytest
 
-from memories import model_cache
+from memories.search import model_cache
 
 
 @pytest.fixture

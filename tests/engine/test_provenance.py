@@ -12,9 +12,9 @@ from django.test.utils import CaptureQueriesContext
 from accounts.principal import principal_from_key
 from accounts.services import api_key_create
 from echomem.errors import NotFound, ValidationFailed
-from memories.episodes import get_episode
+from memories.graph.episodes import get_episode
+from memories.graph.services import memory_create
 from memories.schemas import GetEpisodeArgs, parse
-from memories.services import memory_create
 from tests.engine.conftest import fact
 
 

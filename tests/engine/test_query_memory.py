@@ -43,8 +43,8 @@ def test_words_find_a_rare_term(team):
 
 
 def test_when_every_word_is_common_facts_with_all_of_them_are_scored(team, monkeypatch):
-    from memories import search
-    from memories.selectors import memory_for
+    from memories.graph.selectors import memory_for
+    from memories.search import hybrid as search
 
     # Endpoint names join a fact's searchable text, so the filler facts point at Kyoto.
     filler = [*(f"billing job {word} runs" for word in ("alpha", "beta", "gamma", "delta",
@@ -98,7 +98,7 @@ def test_a_reply_is_embedded_with_the_turns_before_it(engine, settings):
     scores = {}
     for context, memory in ((0, "plain"), (2, "context")):
         settings.ECHO_MEMORY_EMBED_CONTEXT = context
-        from memories.services import memory_create
+        from memories.graph.services import memory_create
 
         memory_create(account_id=engine.principal.account_id, name=memory)
         engine.write(memory=memory, entities=talk, assume_new=True, facts=turns)
@@ -193,7 +193,7 @@ def test_a_query_that_matches_nothing_costs_nothing(engine):
 def test_on_equal_fused_scores_the_word_match_ranks_first():
     import uuid
 
-    from memories.search import Candidate, fuse
+    from memories.search.hybrid import Candidate, fuse
 
     by_meaning, by_words = uuid.uuid4(), uuid.uuid4()
     ends = (uuid.uuid4(), uuid.uuid4())
@@ -205,8 +205,8 @@ def test_on_equal_fused_scores_the_word_match_ranks_first():
 
 
 def test_a_word_match_on_an_incidental_word_gets_no_vote(team, monkeypatch):
-    from memories import search
-    from memories.selectors import memory_for
+    from memories.graph.selectors import memory_for
+    from memories.search import hybrid as search
 
     # Facts that share one common word ("went") with a paraphrased question: in a memory
     # of runbooks such matches fill the word list and, each with a vote, pushed the fact
@@ -238,8 +238,8 @@ def test_a_word_match_on_an_incidental_word_gets_no_vote(team, monkeypatch):
 def test_a_fact_next_to_good_matches_outranks_an_equally_scored_loner(monkeypatch):
     import uuid
 
-    from memories import search
-    from memories.search import Candidate, fuse
+    from memories.search import hybrid as search
+    from memories.search.hybrid import Candidate, fuse
 
     episode, other = uuid.uuid4(), uuid.uuid4()
     ends = (uuid.uuid4(), uuid.uuid4())
@@ -284,9 +284,9 @@ def test_a_fact_next_to_good_matches_outranks_an_equally_scored_loner(monkeypatc
 
 
 def test_candidates_carry_where_each_fact_was_written(team):
-    from memories import search
-    from memories.embeddings import get_embedder
-    from memories.selectors import memory_for
+    from memories.graph.selectors import memory_for
+    from memories.search import hybrid as search
+    from memories.search.embeddings import get_embedder
 
     memory = memory_for(team.principal)
     written = {f.pk: (f.episode_id, f.position) for f in Fact.objects.filter(memory=memory)}

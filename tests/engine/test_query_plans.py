@@ -14,8 +14,8 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
-from memories import vector_params
 from memories.models import Fact
+from memories.search import vector_params
 from tests.engine.conftest import Engine, fact, person
 
 FACTS = 4000
@@ -87,7 +87,7 @@ def plan_of(run, marker: str, *, undo: bool = True) -> str:
 
 
 def test_hot_queries_use_their_indexes(graph, monkeypatch):
-    from memories import search
+    from memories.search import hybrid as search
 
     monkeypatch.setattr(search, "EXACT_SEARCH_MAX", 1)  # the plans of a big memory
     checks = [
@@ -115,7 +115,7 @@ def test_a_table_filled_before_its_first_analyze_keeps_the_live_edge_probe(engin
     """Postgres without statistics guesses every equality at 0.5%: with 12k facts it
     probed live edges through fact_live_recent, reading the memory's whole live set for
     every key. The write path analyzes such a table before it plans."""
-    from memories import planner_stats
+    from memories.search import planner_stats
 
     engine.write(entities=[person("Ann"), person("Ben")], assume_new=True,
                  facts=[fact("Ann", "Ben", "knows", "Ann knows Ben")])
@@ -152,7 +152,7 @@ def test_the_indexer_queues_are_read_through_their_index_however_long(engine, ch
     """Another account's bulk import of 12k waiting facts: choosing the queues and
     claiming shares touch a few index entries, and a query's own embedding and pending
     count in a small memory never read the other's backlog."""
-    from memories import indexing
+    from memories.search import indexing
 
     engine.write(entities=[person("Ann"), person("Ben")], assume_new=True,
                  facts=[fact("Ann", "Ben", "knows", "Ann knows Ben")])
@@ -209,7 +209,7 @@ def _uses_hnsw(run) -> bool:
 
 def test_a_small_partition_is_searched_exactly_and_a_large_one_through_hnsw(graph,
                                                                             monkeypatch):
-    from memories import search
+    from memories.search import hybrid as search
 
     assert not _uses_hnsw(lambda: graph.query("who climbs"))
     monkeypatch.setattr(search, "EXACT_SEARCH_MAX", 1)
@@ -221,8 +221,9 @@ def test_a_small_partition_is_searched_exactly_and_a_large_one_through_hnsw(grap
 
 
 def test_the_exact_branch_returns_the_true_nearest_facts(graph):
-    from memories import embeddings, search
     from memories.models import Fact
+    from memories.search import embeddings
+    from memories.search import hybrid as search
 
     memory_id, partition = Fact.objects.values_list("memory_id", "partition").first()
     query = embeddings.get_embedder().embed(["who climbs"])[0]

@@ -7,7 +7,7 @@ import pytest
 from accounts.principal import principal_from_key
 from accounts.services import api_key_create
 from echomem.errors import NotFound
-from memories.services import memory_create
+from memories.graph.services import memory_create
 from tests.engine.conftest import Engine, fact, person
 
 

@@ -20,9 +20,9 @@ from memories.audit import (
     digest_v2,
     payload_digest,
 )
-from memories.erasure import memory_delete
+from memories.erasure.services import memory_delete
+from memories.graph.services import memory_create
 from memories.models import AuditChainHead, AuditEvent, Episode, Fact, RecallSave
-from memories.services import memory_create
 from tests.engine.conftest import Engine, database_text, fact, person
 from tests.notes.secret_corpus import MISSED, SECRETS, secret_of
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from echomem.errors import ValidationFailed
-from memories.causal import MAX_CHAINS
+from memories.graph.causal import MAX_CHAINS
 from tests.engine.conftest import fact
 
 

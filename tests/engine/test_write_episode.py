@@ -168,7 +168,7 @@ def test_event_times_are_kept_beside_the_record_time(engine):
 
 
 def test_a_failure_midway_leaves_nothing_behind(engine, monkeypatch):
-    from memories import services
+    from memories.graph import services
 
     def explode(*args, **kwargs):
         raise RuntimeError("disk full")

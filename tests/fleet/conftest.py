@@ -195,7 +195,7 @@ def fleet(fleet_setup, fleet_database, servers, tmp_path) -> Fleet:  # noqa: F81
 def write_waiting_facts(actor, count: int, tag: str) -> list[str]:
     """Facts written in process (the test database) that wait for their vectors: a test's
     transaction never commits, so nothing is scheduled."""
-    from memories import services
+    from memories.graph import services
     from memories.schemas import WriteEpisodeArgs, parse
 
     facts = [{"source": f"Pilot {tag} {i}", "target": f"Airfield {tag}",

@@ -17,8 +17,8 @@ from django.utils import timezone
 from billing.models import StripeEvent
 from echomem.celery import BEAT_SCHEDULE, app
 from mcp_gateway.models import McpSession, RateLimitHit
-from memories import reembedding
 from memories.models import EmbeddingModelState, Entity, Fact
+from memories.search import reembedding
 from tests.fleet.conftest import write_waiting_facts
 
 # Every periodic task and the test below that shows it working.

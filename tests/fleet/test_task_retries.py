@@ -6,8 +6,8 @@ from __future__ import annotations
 from django.db import OperationalError, connection
 
 from echomem.celery import app
-from memories.indexing import CLAIM_IDS
 from memories.models import Fact
+from memories.search.indexing import CLAIM_IDS
 from memories.tasks import embed_facts
 from tests.fleet.conftest import write_waiting_facts
 

@@ -11,8 +11,8 @@ import psycopg
 import pytest
 from django.db import connection
 
-from memories import search
 from memories.models import Fact
+from memories.search import hybrid as search
 from tests.mcp.test_hostile_arguments import episode
 
 pytestmark = pytest.mark.django_db(transaction=True)

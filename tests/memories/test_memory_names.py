@@ -5,9 +5,9 @@ from django.db import IntegrityError, connection, transaction
 
 from accounts.services import api_key_create
 from echomem.errors import NotFound, ValidationFailed
+from memories.graph.selectors import memory_for, memory_list
+from memories.graph.services import memory_create
 from memories.models import Memory
-from memories.selectors import memory_for, memory_list
-from memories.services import memory_create
 
 
 @pytest.mark.parametrize("name", ["a", "support-bot", "matchbrain_dev", "x" * 64, "2026-q4"])

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from django.conf import settings as django_settings
 
-from memories import indexing
 from memories.models import Note
+from memories.search import indexing
 from tests import indexer_locks
 from tests.notes.conftest import note
 

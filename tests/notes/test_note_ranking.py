@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import uuid
 
-from memories import indexing, note_ranking, note_words, search
-from memories.embeddings import get_embedder
 from memories.models import Note
-from memories.note_words import WordMatch
-from memories.search import Candidate
+from memories.notes import ranking as note_ranking
+from memories.notes import words as note_words
+from memories.notes.words import WordMatch
+from memories.search import hybrid as search
+from memories.search import indexing
+from memories.search.embeddings import get_embedder
+from memories.search.hybrid import Candidate
 from tests.notes.conftest import note
 
 ENDS = (None, None)

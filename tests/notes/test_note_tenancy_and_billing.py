@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from billing.models import Plan, UsagePeriod
-from memories import indexing
 from memories.models import AuditEvent, Note
+from memories.search import indexing
 from tests.notes.conftest import note, rest
 
 
@@ -118,9 +118,9 @@ def test_note_events_in_the_agents_audit_log_are_charged_like_the_notes(agent, a
 
 
 def test_deleting_a_memory_erases_its_notes_their_history_and_their_audit_text(agent, alice):
-    from memories.erasure import memory_delete
+    from memories.erasure.services import memory_delete
+    from memories.graph.services import memory_create
     from memories.models import NoteVersion
-    from memories.services import memory_create
 
     memory_create(account_id=alice.account.pk, name="doomed", actor_id=alice.user.pk)
     ok(agent.call("memory_save", note(memory="doomed", what="Distinctive words xyzzy")))

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from memories import indexing
 from memories.models import Note, NoteVersion
+from memories.search import indexing
 from tests.notes.conftest import note, rest
 
 

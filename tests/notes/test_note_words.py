@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from memories import indexing
 from memories.models import Note, NoteWord
+from memories.search import indexing
 from tests.notes.conftest import note
 
 

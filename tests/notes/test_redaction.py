@@ -17,7 +17,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from echomem.errors import ValidationFailed
-from memories import indexing
 from memories.redaction import (
     _MAY_HOLD_A_SECRET,
     SECRET_PATTERNS,
@@ -28,6 +27,7 @@ from memories.redaction import (
     redaction_settings_save,
 )
 from memories.regex_safety import backtracking_risk
+from memories.search import indexing
 from memories.secret_rules import EXCLUDED, HINTS, regex_plugins
 from tests.engine.conftest import database_text
 from tests.notes.conftest import note

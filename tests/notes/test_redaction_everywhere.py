@@ -20,11 +20,12 @@ import pytest
 from django.db import connection
 
 from mcp_gateway.tools import TOOLS
-from memories import free_text, indexing
-from memories.embeddings import get_embedder
+from memories import free_text
 from memories.models import Note
 from memories.redaction import Redactor, redaction_settings_save, redactor_with
 from memories.schemas import parse
+from memories.search import indexing
+from memories.search.embeddings import get_embedder
 from tests.engine.conftest import database_text
 from tests.notes.conftest import rest
 from tests.notes.secret_corpus import CUSTOM_PATTERN, EVERY_KIND, secret_of

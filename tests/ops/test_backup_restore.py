@@ -29,9 +29,9 @@ NOTE_QUESTION = "why did we pin the tide tables"
 WRITE = """
 from accounts.models import ApiKey
 from accounts.principal import Principal
-from memories.notes import memory_save
+from memories.notes.services import memory_save
 from memories.schemas import MemorySaveArgs, WriteEpisodeArgs, parse
-from memories.services import write_episode
+from memories.graph.services import write_episode
 key = ApiKey.objects.get()
 me = Principal(account_id=key.account_id, holder_id=key.holder_id, tool=key.tool, key_id=key.pk)
 def fact(source, target, relation, text):
@@ -56,9 +56,9 @@ import json
 from accounts.models import ApiKey
 from accounts.principal import Principal
 from memories.models import AuditChainHead, AuditEvent
-from memories.note_reads import memory_search
+from memories.notes.selectors import memory_search
 from memories.schemas import MemorySearchArgs, QueryMemoryArgs, parse
-from memories.selectors import query_memory
+from memories.graph.selectors import query_memory
 key = ApiKey.objects.get()
 me = Principal(account_id=key.account_id, holder_id=key.holder_id, tool=key.tool, key_id=key.pk)
 facts = query_memory(me, parse(QueryMemoryArgs, {{"scope": "shared", "query": {QUESTION!r},

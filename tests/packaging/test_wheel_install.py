@@ -175,7 +175,7 @@ def test_the_installed_embedder_matches_the_reference_vectors(installed):
     texts = [case["text"] for case in REFERENCE["cases"]]
     printed = installed.python(
         "import json, sys\n"
-        "from memories.embeddings import get_embedder\n"
+        "from memories.search.embeddings import get_embedder\n"
         "print(json.dumps(get_embedder().embed(json.load(sys.stdin)).tolist()))",
         stdin=json.dumps(texts))
     ours = np.array(json.loads(printed), dtype=np.float32)

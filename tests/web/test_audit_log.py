@@ -16,7 +16,7 @@ from django.utils import timezone
 from accounts.models import Account, Membership
 from accounts.principal import Principal, principal_for_member
 from memories.audit import GENESIS, Change, audit_record, seal
-from memories.erasure import ACCOUNT_PARTITION
+from memories.erasure.services import ACCOUNT_PARTITION
 from memories.models import AuditChainHead, AuditEvent, Memory
 from tests.conftest import make_user
 from tests.engine.conftest import Engine, fact, person

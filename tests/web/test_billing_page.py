@@ -17,7 +17,7 @@ from billing import payments
 from billing.models import Subscription, UsagePeriod
 from billing.plans import month_of
 from billing.usage import Amount
-from memories.services import memory_create
+from memories.graph.services import memory_create
 from tests.billing.usage_rows import charge, plan, record, sell
 from web.billing import OWNER_ONLY
 from web.usage_chart import daily_chart

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import uuid
 
-from memories import notes
 from memories.models import Note
+from memories.notes import services as notes
 from memories.schemas import MemorySaveArgs, parse
 
 

@@ -9,7 +9,7 @@ import pytest
 from accounts.models import ApiKey
 from accounts.principal import principal_from_key
 from echomem.errors import AuthenticationFailed
-from memories.services import memory_create
+from memories.graph.services import memory_create
 
 SECRET = re.compile(r'value="(em_[0-9a-f]{12}_[A-Za-z0-9_-]{43})"')
 

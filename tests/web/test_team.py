@@ -19,9 +19,9 @@ from accounts.principal import principal_for_member
 from accounts.services import account_create, api_key_create
 from echomem.errors import Forbidden, ValidationFailed
 from memories.audit import audit_verify
+from memories.graph.selectors import get_audit_log
 from memories.models import AuditEvent
 from memories.schemas import GetAuditLogArgs
-from memories.selectors import get_audit_log
 
 Role = Membership.Role
 LINK = re.compile(r"https?://\S+/invitations/([\w-]+)/")

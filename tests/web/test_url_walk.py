@@ -29,10 +29,10 @@ from django.test import Client
 
 from accounts.models import Membership
 from accounts.team import invite
-from memories import notes
+from memories.graph.services import memory_create
 from memories.models import Entity
+from memories.notes import services as notes
 from memories.schemas import MemorySaveArgs, parse
-from memories.services import memory_create
 from tests.engine.conftest import Engine, fact, person
 from tests.routes import (
     HOSTILE,

@@ -25,9 +25,9 @@ from django.db import connection, transaction
 from django.db.models import BooleanField, Q
 from django.db.models.expressions import RawSQL
 
-from memories import first_pass, vector_params
+from memories.graph.names import normalize
 from memories.models import TEXT_SEARCH_CONFIG, Fact
-from memories.names import normalize
+from memories.search import first_pass, vector_params
 
 BM25_K1 = 1.2
 BM25_B = 0.75
@@ -53,7 +53,7 @@ HNSW_EF_SEARCH = 128
 # decides by indexing.partition_counts, which each query reads anyway.
 EXACT_SEARCH_MAX = 4000
 # How many of a partition's facts still waiting for the indexer are searched by their
-# first-pass vector (memories/first_pass.py), newest first.
+# first-pass vector (memories/search/first_pass.py), newest first.
 FIRST_PASS_SCAN = 5000
 # A fact query_memory has just embedded is ranked by the better of its settled cosine and its
 # first-pass one less this margin: a self-contained fact embedded with unrelated neighbours as

@@ -11,9 +11,9 @@ from django.db.models import F
 
 from accounts.principal import Principal
 from echomem.errors import NotFound
+from memories.core.scopes import SHARED, visible_to_person
 from memories.models import TEXT_SEARCH_CONFIG, Memory, Note
-from memories.note_reads import SUMMARY_FIELDS, note_detail, note_summary
-from memories.scopes import SHARED, visible_to_person
+from memories.notes.selectors import SUMMARY_FIELDS, note_detail, note_summary
 
 NOTES_PER_PAGE = 50
 

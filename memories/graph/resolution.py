@@ -14,11 +14,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from echomem.errors import ValidationFailed
-from memories import bulk, vector_params
-from memories.embeddings import get_embedder
+from memories.core import bulk
+from memories.graph.names import MINOR_WORDS, as_abbreviation, initials, normalize, same_type
 from memories.models import Entity, Memory
-from memories.names import MINOR_WORDS, as_abbreviation, initials, normalize, same_type
 from memories.schemas import EntityIn
+from memories.search import vector_params
+from memories.search.embeddings import get_embedder
 
 # Chosen on the labelled pairs in tests/memories/test_entity_resolution.py: high enough
 # that unrelated names of one kind (Caroline/Melanie, Redis/Postgres) stay apart.

@@ -31,13 +31,15 @@ from django.db import connection, transaction
 
 from accounts.principal import Principal
 from echomem.errors import NotFound, ValidationFailed
-from memories import bulk, indexing, note_words
 from memories.audit import ERASED_SEQS, MEMORY_FORGOTTEN, Change, audit_record, erase_object_events
+from memories.core import bulk
+from memories.core.scopes import partition_for
+from memories.graph.selectors import memory_for
 from memories.models import Entity, Episode, Fact, Memory, Note, NoteVersion, RecallSave
-from memories.note_reads import id_range
+from memories.notes import words as note_words
+from memories.notes.selectors import id_range
 from memories.schemas import ForgetArgs
-from memories.scopes import partition_for
-from memories.selectors import memory_for
+from memories.search import indexing
 
 
 def forget(principal: Principal, args: ForgetArgs) -> dict[str, Any]:

@@ -12,10 +12,10 @@ from django.db.models.functions import RowNumber
 
 from accounts.principal import Principal
 from echomem.errors import NotFound
-from memories.browse import browse_queryset, browse_view, live_edges_of
+from memories.core.scopes import SHARED, visible_to_person
+from memories.graph.browse import browse_queryset, browse_view, live_edges_of
+from memories.graph.selectors import memory_for
 from memories.models import Entity, Fact, Memory
-from memories.scopes import SHARED, visible_to_person
-from memories.selectors import memory_for
 
 # Earlier versions shown under each live edge; the rest are counted, not listed.
 HISTORY_SHOWN = 5

@@ -18,7 +18,7 @@ from pathlib import Path
 def model_digest() -> str:
     """Names the model: its tokenizer and config, and the weights' size and first megabyte
     (hashing all 90 MB cost every process a read)."""
-    from memories.embeddings import MODEL_DIR
+    from memories.search.embeddings import MODEL_DIR
 
     sha = hashlib.sha256()
     for name in ("tokenizer.json", "config.json"):

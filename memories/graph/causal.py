@@ -19,12 +19,14 @@ from django.db import connection, transaction
 from django.db.models import Q
 
 from accounts.principal import Principal
-from memories import metering, search, vector_params
+from memories.core import metering
+from memories.core.scopes import partition_for
+from memories.graph.names import normalize
+from memories.graph.selectors import _query_vector, fact_view, facts_for_view, memory_for
 from memories.models import Entity, Fact
-from memories.names import normalize
 from memories.schemas import TraceCauseArgs
-from memories.scopes import partition_for
-from memories.selectors import _query_vector, fact_view, facts_for_view, memory_for
+from memories.search import hybrid as search
+from memories.search import vector_params
 
 FORWARD = "led_to"                                  # source is the cause
 BACKWARD = ("caused_by", "enabled_by", "blocked_by")  # target is the cause

@@ -15,12 +15,12 @@ from django.db.models import Q
 
 from accounts.principal import Principal
 from echomem.errors import NotFound
-from memories import metering
-from memories.browse import browse_queryset, browse_view
+from memories.core import metering
+from memories.core.scopes import SHARED, Scope, partition_for, visible_to_person
+from memories.graph.browse import browse_queryset, browse_view
+from memories.graph.selectors import memory_for
 from memories.models import Entity, Episode, Fact, Memory
 from memories.schemas import GetEpisodeArgs
-from memories.scopes import SHARED, Scope, partition_for, visible_to_person
-from memories.selectors import memory_for
 
 FACTS_PER_PAGE = 100
 

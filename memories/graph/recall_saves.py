@@ -9,8 +9,8 @@ from datetime import UTC, datetime
 from django.db.models import Count
 
 from accounts.principal import Principal
+from memories.core.scopes import visible_to_person
 from memories.models import RecallSave
-from memories.scopes import visible_to_person
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ The one erasure path (DESIGN, "People in the browser"): the memory's graph rows,
 vectors, statistics and recall saves are deleted; its audit events stay, in sequence,
 with their text and salt erased in place (memories/audit.py, chain format 2); one
 `memory.deleted` event, appended last, accounts for them. The forget tool
-(memories/forget.py) erases the same way, event by event, through `erase_object_events`,
+(memories/erasure/forget.py) erases the same way, event by event, through `erase_object_events`,
 and its `memory.forgotten` event lists the seqs it erased.
 """
 
@@ -27,8 +27,8 @@ from memories.audit import (
     audit_record,
     erase_memory_events,
 )
+from memories.graph.selectors import memory_for
 from memories.models import Entity, Episode, Fact, Memory
-from memories.selectors import memory_for
 
 MAY_DELETE = {Membership.Role.OWNER, Membership.Role.ADMIN}
 

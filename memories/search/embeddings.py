@@ -42,7 +42,8 @@ __all__ = [
 _TOKENS_PER_ROW = 64
 
 # Shipped inside the package (the wheel carries it; a checkout gets it from ./dev).
-MODEL_DIR = Path(__file__).resolve().parent / "embedding_model"
+# The model ships inside the app (pyproject package-data: memories/embedding_model/).
+MODEL_DIR = Path(__file__).resolve().parent.parent / "embedding_model"
 _INSTALL_HINT = (
     "reinstall Echo Memory from its wheel (`pip install --force-reinstall echo_mem-*.whl`), "
     "or in a checkout run `python build_tools/echo_model_fetch.py`"
@@ -530,7 +531,7 @@ def int8_model(embedder: OnnxMiniLMEmbedder | None = None) -> Path:
     """The int8 copy of the model as an ONNX file (23 MB), built once per machine into the
     user cache directory, as the first-pass table is; `echo-memory quickstart`, `serve`
     and `check`, and ./dev, build it ahead of the first query."""
-    from memories import model_cache
+    from memories.search import model_cache
 
     def write(target: Path) -> None:
         (embedder or OnnxMiniLMEmbedder()).write_int8_model(target)

@@ -20,9 +20,9 @@ from django.db.models.expressions import RawSQL
 
 from accounts.principal import Principal
 from echomem.errors import ValidationFailed
+from memories.core.scopes import SHARED
+from memories.graph.selectors import FACT_VIEW_FIELDS, fact_view
 from memories.models import Episode, Fact, Memory
-from memories.scopes import SHARED
-from memories.selectors import FACT_VIEW_FIELDS, fact_view
 
 PAGE_SIZE = 50
 # What a browser fact row shows beyond fact_view: links to its endpoints.

@@ -18,11 +18,13 @@ from django.db import connection, transaction
 from accounts.models import Account
 from accounts.principal import Principal
 from echomem.errors import NotFound, ValidationFailed
-from memories import bulk, indexing, metering, search
-from memories.embeddings import get_embedder
+from memories.core import bulk, metering
+from memories.core.scopes import partition_for
 from memories.models import AuditEvent, Fact, Memory
 from memories.schemas import GetAuditLogArgs, QueryMemoryArgs
-from memories.scopes import partition_for
+from memories.search import hybrid as search
+from memories.search import indexing
+from memories.search.embeddings import get_embedder
 
 DEFAULT_MEMORY_NAME = "default"
 CANDIDATES_PER_RETRIEVER = 50

@@ -18,9 +18,9 @@ from functools import lru_cache
 
 from django.db import transaction
 
-from memories import indexing
-from memories.embeddings import MODEL_DIR
 from memories.models import EmbeddingModelState
+from memories.search import indexing
+from memories.search.embeddings import MODEL_DIR
 
 STAGES = ("facts", "notes", "entities")
 MODEL_FILES = ("config.json", "tokenizer.json", "model.safetensors")

@@ -10,9 +10,9 @@ from accounts.models import Account, ApiKey
 from accounts.principal import Principal
 from echomem.errors import ValidationFailed
 from memories.audit import Change, audit_record
-from memories.erasure import ACCOUNT_PARTITION, member_role, require_owner_or_admin
+from memories.erasure.services import ACCOUNT_PARTITION, member_role, require_owner_or_admin
+from memories.graph.selectors import memory_for
 from memories.models import MEMORY_NAME_RULE, Memory, memory_name_validator
-from memories.selectors import memory_for
 
 MEMORY_RENAMED = "memory.renamed"
 DEFAULT_CHANGED = "account.default_memory_changed"

@@ -23,7 +23,7 @@ from typing import NamedTuple
 from django.db import connection
 
 from memories.models import TEXT_SEARCH_CONFIG
-from memories.vector_params import halfvec
+from memories.search.vector_params import halfvec
 
 # The words of {text}, as rows t(word).
 _WORDS_OF = "unnest(tsvector_to_array(to_tsvector('simple', {text}))) AS t(word)"

@@ -37,9 +37,10 @@ from django.conf import settings
 from django.db import OperationalError, connection, transaction
 
 from echomem.db import LOCK_NOT_AVAILABLE
-from memories import note_words, vector_params
-from memories.embeddings import get_embedder
-from memories.note_text import note_head
+from memories.notes import words as note_words
+from memories.notes.text import note_head
+from memories.search import vector_params
+from memories.search.embeddings import get_embedder
 
 logger = logging.getLogger(__name__)
 BATCH_SIZE = 64
@@ -348,7 +349,7 @@ NOTE_COLUMNS = "id, title, category, what, why, impact, tags, memory_id, partiti
 
 def _index_notes(size: int) -> int:
     """Embed notes saved or updated since (a save clears a note's embedding); their word
-    statistics are counted at search time (memories/search.py NOTES)."""
+    statistics are counted at search time (memories/search/hybrid.py NOTES)."""
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(
             f"SELECT {NOTE_COLUMNS} FROM memories_note "

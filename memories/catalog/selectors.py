@@ -10,8 +10,8 @@ from datetime import datetime
 from django.db.models import Count, Max, Q
 
 from accounts.principal import Principal
+from memories.core.scopes import visible_to_person
 from memories.models import Entity, Fact, Memory
-from memories.scopes import visible_to_person
 
 
 @dataclass(frozen=True)

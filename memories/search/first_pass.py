@@ -1,6 +1,6 @@
 """First-pass vectors: a fact is findable by meaning the moment its write commits.
 
-The model's vector (with context, memories/indexing.py) costs about 15 ms of CPU a fact
+The model's vector (with context, memories/search/indexing.py) costs about 15 ms of CPU a fact
 on two cores, so a bulk write is embedded later, by the indexer. Until then a fact
 carries a first-pass vector computed in the write itself, in microseconds: the weighted
 mean of per-wordpiece vectors, each the model's own embedding of that wordpiece alone
@@ -48,7 +48,7 @@ from pathlib import Path
 import numpy as np
 from pgvector import HalfVector
 
-from memories import model_cache, vector_params
+from memories.search import model_cache, vector_params
 
 SIF = 1e-3
 # Wordpieces before this id are [PAD], [unusedN], specials and single characters.
@@ -93,7 +93,7 @@ def in_episode(texts: Sequence[str], positions: Sequence[int], *,
                ) -> np.ndarray:
     """Unit-length first-pass vectors of one episode's facts, each with its context: the
     facts at the `context` positions before it among these (at most two; the indexer's
-    context, memories/indexing.py). A text with no word of its own still gets no vector.
+    context, memories/search/indexing.py). A text with no word of its own still gets no vector.
     `alone`: the texts' `vectors`, if already computed (`soon`)."""
     alone = vectors(texts) if alone is None else alone
     row_at = {position: row for row, position in enumerate(positions)}
@@ -130,7 +130,7 @@ def soon(texts: Sequence[str]) -> Future[np.ndarray] | None:
 def halfvecs(texts: Sequence[str], positions: Sequence[int], *,
              alone: np.ndarray | None = None) -> list[HalfVector | None]:
     """One episode's first-pass vectors (`in_episode`, with as many facts of context as
-    the indexer embeds with) as parameters for an INSERT (memories/vector_params.py), None
+    the indexer embeds with) as parameters for an INSERT (memories/search/vector_params.py), None
     for each when ECHO_MEMORY_FIRST_PASS is off. `alone` as for `in_episode`."""
     from django.conf import settings
 
@@ -174,7 +174,7 @@ def _tokenizer():
     if os.getpid() not in _tokenizers:
         from tokenizers import Tokenizer
 
-        from memories.embeddings import _model_dir
+        from memories.search.embeddings import _model_dir
 
         tokenizer = Tokenizer.from_file(str(_model_dir() / "tokenizer.json"))
         tokenizer.enable_truncation(max_length=MAX_WORDPIECES)
@@ -197,7 +197,7 @@ def _read_or_build() -> np.ndarray:
 
 def _build() -> np.ndarray:
     """Each wordpiece embedded alone ([CLS] piece [SEP]), minus the mean word vector."""
-    from memories.embeddings import get_embedder
+    from memories.search.embeddings import get_embedder
 
     embedder = get_embedder()
     size = embedder._tokenizer.get_vocab_size()

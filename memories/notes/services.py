@@ -17,14 +17,15 @@ from django.db import transaction
 from django.utils import timezone
 
 from accounts.principal import Principal
-from memories import bulk, indexing, metering
 from memories.audit import Change, audit_record
+from memories.core import bulk, metering
+from memories.core.scopes import partition_for
+from memories.graph.selectors import memory_for
+from memories.graph.services import hold_memory
 from memories.models import Note, NoteVersion
-from memories.note_text import note_search_text
+from memories.notes.text import note_search_text
 from memories.schemas import MemorySaveArgs
-from memories.scopes import partition_for
-from memories.selectors import memory_for
-from memories.services import hold_memory
+from memories.search import indexing
 
 KEY_FIELDS = ("title", "project")  # which note a save is about; never merged
 MERGED_FIELDS = ("title", "what", "why", "impact", "tags", "category", "related_files",

@@ -15,8 +15,12 @@ from django.utils import timezone
 
 from accounts.principal import Principal
 from echomem.errors import NotFound, ValidationFailed
-from memories import bulk, first_pass, indexing, metering, planner_stats, vector_params
 from memories.audit import RECALL_SAVED, Change, account_event, append, audit_record, new_events
+from memories.core import bulk, metering
+from memories.core.scopes import partition_for
+from memories.graph.names import initials, normalize
+from memories.graph.resolution import Node, resolve
+from memories.graph.selectors import memory_for
 from memories.models import (
     MEMORY_NAME_RULE,
     Entity,
@@ -25,12 +29,9 @@ from memories.models import (
     RecallSave,
     memory_name_validator,
 )
-from memories.names import initials, normalize
-from memories.resolution import Node, resolve
 from memories.schemas import FactIn, RecordRecallSaveArgs, WriteEpisodeArgs
-from memories.scopes import partition_for
-from memories.search_text import search_text_for
-from memories.selectors import memory_for
+from memories.search import first_pass, indexing, planner_stats, vector_params
+from memories.search.fact_text import search_text_for
 
 # Races on a unique constraint (two writers creating one key or one entity) are
 # resolved by running the losing transaction again: it then sees the winner's row.

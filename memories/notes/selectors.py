@@ -18,11 +18,16 @@ from django.db.models import Q
 
 from accounts.principal import Principal
 from echomem.errors import NotFound, ValidationFailed
-from memories import indexing, metering, note_ranking, note_words, search, selectors
+from memories.core import metering
+from memories.core.scopes import partition_for
+from memories.graph import selectors
+from memories.graph.selectors import CANDIDATES_PER_RETRIEVER, embed_query, memory_for
 from memories.models import Memory, Note
+from memories.notes import ranking as note_ranking
+from memories.notes import words as note_words
 from memories.schemas import MemoryContextArgs, MemoryDetailsArgs, MemorySearchArgs
-from memories.scopes import partition_for
-from memories.selectors import CANDIDATES_PER_RETRIEVER, embed_query, memory_for
+from memories.search import hybrid as search
+from memories.search import indexing
 
 CONTEXT_MESSAGE = (
     "Use memory_search for specific topics and memory_details for a note's full details. "
