@@ -58,6 +58,8 @@ GUIDES = [
           "Plans, units and invoices on the hosted service."),
     Guide("benchmarks", "Benchmarks",
           "Speed and recall figures, with how they were measured."),
+    Guide("architecture", "Architecture",
+          "The packages and the imports allowed between them (for contributors)."),
     Guide("testing", "Testing",
           "Running the test suite (for contributors)."),
     Guide("security-fuzzing", "Fuzzing",
