@@ -1,7 +1,9 @@
-"""Who is asking: resolved from a Bearer key, or on a self-hosted box from the environment."""
+"""Who is asking: resolved from a Bearer key (or another app's credential, through a
+registered resolver), or on a self-hosted box from the environment."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -74,7 +76,37 @@ def principal_from_authorization(header: str | None, *,
             "the Authorization header must use the Bearer scheme", field="Authorization",
             fix=BEARER_FIX,
         )
-    return principal_from_key(token.strip())
+    token = token.strip()
+    for resolver in _RESOLVERS:
+        if resolver.claims(token):
+            return resolver.resolve(token)
+    return principal_from_key(token)
+
+
+@dataclass(frozen=True)
+class BearerResolver:
+    """A kind of credential another app understands (OAuth access tokens, say): `claims`
+    says whether a Bearer token is of its kind, `resolve` turns it into a Principal or
+    raises AuthenticationFailed. accounts resolves its own API keys and knows no other
+    kind: apps above it plug theirs in (AppConfig.ready), so accounts imports none of them."""
+
+    name: str
+    claims: Callable[[str], bool]
+    resolve: Callable[[str], Principal]
+
+
+_RESOLVERS: list[BearerResolver] = []
+
+
+def register_bearer_resolver(resolver: BearerResolver) -> None:
+    """Tried before the API-key check, in the order registered; registering a name again
+    replaces the earlier one (a reloaded app does not resolve twice)."""
+    _RESOLVERS[:] = [known for known in _RESOLVERS if known.name != resolver.name]
+    _RESOLVERS.append(resolver)
+
+
+def unregister_bearer_resolver(name: str) -> None:
+    _RESOLVERS[:] = [known for known in _RESOLVERS if known.name != name]
 
 
 def principal_from_key(plaintext: str) -> Principal:
