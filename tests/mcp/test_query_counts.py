@@ -1,0 +1,72 @@
+"""How many SQL statements each tool call makes, pinned: an N+1 or an extra round trip in
+any tool fails here (issue 38: the refactor keeps every count equal or lower).
+
+Each tool is called once to warm the process caches (the key, the account's redaction
+settings, the embedder), then measured on a second call that does the same kind of work.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from accounts.principal import principal_from_key
+from mcp_gateway.tools import TOOLS, call_tool
+from tests.notes.test_redaction_everywhere import base_arguments
+
+# Statements per call, measured on main when the pin was set (362bc57 + the moves).
+QUERIES = {
+    "write_episode": 13,
+    "query_memory": 17,
+    "trace_cause": 16,
+    "get_episode": 11,
+    "record_recall_save": 9,
+    "get_audit_log": 8,
+    "get_usage": 3,
+    "memory_save": 7,
+    "memory_search": 21,
+    "memory_context": 9,
+    "memory_details": 9,
+    "forget": 18,
+}
+
+
+def renamed(arguments: dict, suffix: str) -> dict:
+    """write_episode's arguments with new entity names: new nodes, the same amount of work."""
+    changed = copy.deepcopy(arguments)
+    names = {entity["name"]: f"{entity['name']} {suffix}" for entity in changed["entities"]}
+    for entity in changed["entities"]:
+        entity["name"] = names[entity["name"]]
+    for fact in changed["facts"]:
+        fact["source"], fact["target"] = names[fact["source"]], names[fact["target"]]
+    changed["entity_resolutions"] = {names[name]: choice
+                                     for name, choice in changed["entity_resolutions"].items()}
+    return changed
+
+
+@pytest.fixture
+def ready(alice):
+    """alice's principal, and arguments that name a real episode, fact and note."""
+    principal = principal_from_key(alice.plaintext)
+    placeholder = {"episode_id": "", "fact_id": "", "note_id": ""}
+    written = call_tool(principal, TOOLS["write_episode"],
+                        renamed(base_arguments(placeholder)["write_episode"], "seed"))
+    note = call_tool(principal, TOOLS["memory_save"],
+                     base_arguments(placeholder)["memory_save"])
+    ids = {"episode_id": written["episode_id"], "fact_id": written["edges_created"][0]["fact_id"],
+           "note_id": note["id"]}
+    return principal, base_arguments(ids)
+
+
+@pytest.mark.parametrize("name", sorted(QUERIES))
+def test_each_tool_call_makes_its_pinned_number_of_queries(name, ready,
+                                                           django_assert_num_queries):
+    principal, arguments = ready
+    tool = TOOLS[name]
+    first = arguments[name] if name != "write_episode" else renamed(arguments[name], "warm")
+    second = arguments[name] if name != "write_episode" else renamed(arguments[name], "pin")
+    if name != "forget":  # forgetting the note twice would measure a refusal
+        call_tool(principal, tool, copy.deepcopy(first))
+    with django_assert_num_queries(QUERIES[name]):
+        call_tool(principal, tool, copy.deepcopy(second))
