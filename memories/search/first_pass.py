@@ -174,7 +174,7 @@ def _tokenizer():
     if os.getpid() not in _tokenizers:
         from tokenizers import Tokenizer
 
-        from memories.search.embeddings import _model_dir
+        from memories.search.model_files import _model_dir
 
         tokenizer = Tokenizer.from_file(str(_model_dir() / "tokenizer.json"))
         tokenizer.enable_truncation(max_length=MAX_WORDPIECES)

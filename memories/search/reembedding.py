@@ -20,7 +20,7 @@ from django.db import transaction
 
 from memories.models import EmbeddingModelState
 from memories.search import indexing
-from memories.search.embeddings import MODEL_DIR
+from memories.search.model_files import MODEL_DIR
 
 STAGES = ("facts", "notes", "entities")
 MODEL_FILES = ("config.json", "tokenizer.json", "model.safetensors")
