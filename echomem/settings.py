@@ -167,7 +167,7 @@ ECHO_MEMORY_INDEXING = env.str(
     "ECHO_MEMORY_INDEXING", default="celery" if CELERY_BROKER_URL else "thread"
 )
 # How many earlier facts of the same episode are embedded with each fact
-# (memories/search/indexing.py).
+# (memories/search/storing.py).
 ECHO_MEMORY_EMBED_CONTEXT = env.int("ECHO_MEMORY_EMBED_CONTEXT", default=2)
 # Read-your-writes: query_memory embeds up to this many of its best candidates that still
 # wait for their vector, as many as this long covers (memories/search/freshness.py rescore_waiting).
