@@ -204,7 +204,7 @@ def is_candidate(sql: str) -> bool:
 
 
 def _service_ef_value() -> int:
-    from memories.search.hybrid import HNSW_EF_SEARCH
+    from memories.search.candidates import HNSW_EF_SEARCH
 
     return HNSW_EF_SEARCH
 

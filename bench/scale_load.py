@@ -64,7 +64,7 @@ def load(*, memory_id: int, holder_id: int, key_id: int, facts: int, real: np.nd
     from memories.graph.names import initials, normalize
     from memories.search import vector_params
     from memories.search.fact_text import search_text_for
-    from memories.search.indexing import count_terms
+    from memories.search.storing import count_terms
 
     timings: dict = {}
     with connection.cursor() as cursor:

@@ -34,10 +34,11 @@ def main() -> None:
     from django.db import connection, transaction
 
     from memories.models import Fact, Memory
+    from memories.search import candidates
     from memories.search import hybrid as search
     from memories.search.embeddings import get_embedder
 
-    search.HNSW_EF_SEARCH = args.ef_search
+    candidates.HNSW_EF_SEARCH = args.ef_search
     memory_id = Memory.objects.get(name="scale").pk
     vocabulary = scale_corpus.Vocabulary(args.people)
     questions = scale_corpus.questions(args.questions + 30, vocabulary, seed=41)[30:]

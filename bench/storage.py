@@ -46,7 +46,7 @@ def load(principal, total: int) -> None:
 
     from memories.graph.services import write_episode
     from memories.schemas import WriteEpisodeArgs, parse
-    from memories.search.indexing import count_terms
+    from memories.search.storing import count_terms
 
     names = [f"Service {i}" for i in range(ENTITIES)]
     for start in tqdm(range(0, total, EPISODE), desc="loading facts", unit="episode"):

@@ -84,7 +84,7 @@ def index_waiting(cursor) -> None:
     """What the indexer does, in bulk SQL: a vector for every fact waiting for one, and
     those facts' BM25 word statistics, as a served memory has them. (A kept box gets this
     for the facts its last run's writes left, or its queries would embed them.)"""
-    from memories.search.indexing import count_terms
+    from memories.search.storing import count_terms
 
     cursor.execute(
         "UPDATE memories_fact SET embedding = (SELECT array_agg(random() - 0.5)::halfvec "

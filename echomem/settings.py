@@ -167,14 +167,14 @@ ECHO_MEMORY_INDEXING = env.str(
     "ECHO_MEMORY_INDEXING", default="celery" if CELERY_BROKER_URL else "thread"
 )
 # How many earlier facts of the same episode are embedded with each fact
-# (memories/search/indexing.py).
+# (memories/search/storing.py).
 ECHO_MEMORY_EMBED_CONTEXT = env.int("ECHO_MEMORY_EMBED_CONTEXT", default=2)
 # Read-your-writes: query_memory embeds up to this many of its best candidates that still
-# wait for their vector, as many as this long covers (memories/search/indexing.py settle).
+# wait for their vector, as many as this long covers (memories/search/freshness.py rescore_waiting).
 ECHO_MEMORY_QUERY_EMBED_FACTS = env.int("ECHO_MEMORY_QUERY_EMBED_FACTS", default=4)
 ECHO_MEMORY_QUERY_EMBED_SECONDS = env.float("ECHO_MEMORY_QUERY_EMBED_SECONDS", default=0.25)
 # And memory_search embeds up to this many of the partition's newest waiting notes, in the
-# same time (memories/search/indexing.py settle_notes).
+# same time (memories/search/freshness.py settle_notes).
 ECHO_MEMORY_SEARCH_EMBED_NOTES = env.int("ECHO_MEMORY_SEARCH_EMBED_NOTES", default=4)
 # Write each fact with a first-pass vector, so it is found by meaning before the indexer
 # gets to it (memories/search/first_pass.py); off, a waiting fact is found by words only.

@@ -18,7 +18,7 @@ from pathlib import Path
 from django.conf import settings
 
 from echomem.celery import RETRIED, app
-from memories.search import indexing, reembedding
+from memories.search import indexing, reembedding, task_senders
 
 logger = logging.getLogger(__name__)
 
@@ -55,6 +55,10 @@ def reembed_after_model_change() -> int:
     if step.more:
         reembed_after_model_change.delay()
     return step.reembedded
+
+
+# The indexer sends a write's facts to these (memories/search/task_senders.py).
+task_senders.register(task_senders.Senders(embed_facts=embed_facts, index_waiting=index_waiting))
 
 
 def _hold_if_asked(claimed: list[str]) -> None:

@@ -1,6 +1,6 @@
 """An indexer caught in the middle of a batch: it has claimed a row and not yet stored it.
 
-What memory_search's own embedding of notes (memories/search/indexing.py `settle_notes`) must
+What memory_search's own embedding of notes (memories/search/freshness.py `settle_notes`) must
 wait for within its budget, and give up on past it; query_memory's rescoring of waiting
 facts (`rescore_waiting`) must not wait for at all.
 """

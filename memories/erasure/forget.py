@@ -39,7 +39,7 @@ from memories.models import Entity, Episode, Fact, Memory, Note, NoteVersion, Re
 from memories.notes import words as note_words
 from memories.notes.selectors import id_range
 from memories.schemas import ForgetArgs
-from memories.search import indexing
+from memories.search import storing
 
 
 def forget(principal: Principal, args: ForgetArgs) -> dict[str, Any]:
@@ -53,7 +53,7 @@ def forget(principal: Principal, args: ForgetArgs) -> dict[str, Any]:
         facts = _facts_to_forget(memory, partition, args)
         entities = _entities_to_forget(memory, partition, args, facts)
         with connection.cursor() as cursor:
-            indexing.uncount_terms(cursor, facts)
+            storing.uncount_terms(cursor, facts)
         counted = {
             "recall_saves": RecallSave.objects.filter(fact_id__in=facts).count(),
             "note_versions": NoteVersion.objects.filter(note_id__in=notes).count(),

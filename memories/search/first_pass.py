@@ -1,6 +1,6 @@
 """First-pass vectors: a fact is findable by meaning the moment its write commits.
 
-The model's vector (with context, memories/search/indexing.py) costs about 15 ms of CPU a fact
+The model's vector (with context, memories/search/storing.py) costs about 15 ms of CPU a fact
 on two cores, so a bulk write is embedded later, by the indexer. Until then a fact
 carries a first-pass vector computed in the write itself, in microseconds: the weighted
 mean of per-wordpiece vectors, each the model's own embedding of that wordpiece alone
@@ -93,7 +93,7 @@ def in_episode(texts: Sequence[str], positions: Sequence[int], *,
                ) -> np.ndarray:
     """Unit-length first-pass vectors of one episode's facts, each with its context: the
     facts at the `context` positions before it among these (at most two; the indexer's
-    context, memories/search/indexing.py). A text with no word of its own still gets no vector.
+    context, memories/search/storing.py). A text with no word of its own still gets no vector.
     `alone`: the texts' `vectors`, if already computed (`soon`)."""
     alone = vectors(texts) if alone is None else alone
     row_at = {position: row for row, position in enumerate(positions)}
@@ -174,7 +174,7 @@ def _tokenizer():
     if os.getpid() not in _tokenizers:
         from tokenizers import Tokenizer
 
-        from memories.search.embeddings import _model_dir
+        from memories.search.model_files import _model_dir
 
         tokenizer = Tokenizer.from_file(str(_model_dir() / "tokenizer.json"))
         tokenizer.enable_truncation(max_length=MAX_WORDPIECES)

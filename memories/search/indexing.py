@@ -19,45 +19,31 @@ Two things keep a fresh fact findable by meaning whatever the backlog:
   the model, ranks them by those vectors and keeps each in place of the fact's first-pass
   vector until the indexer stores the settled one; it never waits for the indexer.
   memory_search embeds and stores the partition's newest waiting notes before it searches
-  (`settle_notes`), since the indexer takes notes only once no fact waits.
+  (`settle_notes`), since the indexer takes notes only once no fact waits. Both live in
+  freshness.py; what they and the indexer store, in storing.py.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import threading
-import time
 from collections.abc import Callable, Sequence
-from typing import NamedTuple
 
-import numpy as np
 from django.conf import settings
-from django.db import OperationalError, connection, transaction
+from django.db import connection, transaction
 
-from echomem.db import LOCK_NOT_AVAILABLE
-from memories.notes import words as note_words
-from memories.notes.text import note_head
-from memories.search import vector_params
-from memories.search.embeddings import get_embedder
+from memories.search import task_senders
+
+# What callers reach through the indexer: read-your-writes (freshness.py) and what it
+# stores (storing.py), below it.
+from memories.search.freshness import rescore_waiting, settle_notes  # noqa: F401
+from memories.search.storing import NOTE_COLUMNS, _embed_and_store, _embed_and_store_notes
 
 logger = logging.getLogger(__name__)
 BATCH_SIZE = 64
-# What embedding one waiting fact has cost this process lately (a running mean; the first
-# guess is two cores' cost with context), to size query_memory's settling to its budget.
-_seconds_per_fact = 0.02
 # With several queues waiting, no queue takes more than this fraction of a batch.
 SHARED_BATCH_PARTS = 4
-
-def _context_facts() -> int:
-    """How many facts before it in the same episode a fact is embedded with.
-
-    A reply ("Yes, last week!") means little without the turn it answers: two facts of
-    context lifted LoCoMo recall@10 from 0.701 to 0.767 (docs/benchmarks.md). Episodes
-    of unrelated, self-contained facts may prefer ECHO_MEMORY_EMBED_CONTEXT=0.
-    """
-    return settings.ECHO_MEMORY_EMBED_CONTEXT
 
 
 def index_pending(*, limit: int | None = None, progress=None) -> int:
@@ -199,157 +185,14 @@ def _index_facts(size: int) -> int:
     return len(rows)
 
 
-def _embed_and_store(cursor, rows: list[tuple]) -> None:
-    """Vectors (with context) and word statistics for claimed (id, search_text, episode_id,
-    position) rows: what the indexer stores."""
-    vectors = get_embedder().embed(_texts_with_context(cursor, rows))
-    ids = [row[0] for row in rows]
-    store_embeddings(cursor, "memories_fact", ids, vectors)
-    count_terms(cursor, ids)
 
 
-# The best of a query's candidates that still wait for their vector and have none from the
-# model yet, in the query's order. Read, not locked: an indexer is never waited for.
-BEST_WAITING = (
-    "SELECT id, search_text, episode_id, position FROM memories_fact "
-    "WHERE id = ANY(%s::uuid[]) AND embedding IS NULL AND NOT first_pass_from_model "
-    "ORDER BY array_position(%s::uuid[], id) LIMIT %s"
-)
-# Cosines from the model's vectors: the settled one, else one a query stored while it waits.
-MODEL_COSINES = (
-    "SELECT id, 1 - (coalesce(embedding, first_pass_embedding) <=> %s::halfvec) "
-    "FROM memories_fact WHERE id = ANY(%s::uuid[]) "
-    "AND (embedding IS NOT NULL OR first_pass_from_model)"
-)
-# Rows an indexer holds are skipped: it is storing their settled vector.
-STORE_PROVISIONAL = (
-    "UPDATE memories_fact f SET first_pass_embedding = v.embedding, "
-    "first_pass_from_model = true FROM unnest(%s::uuid[], %s::halfvec[]) AS v(id, embedding) "
-    "WHERE f.id = v.id AND f.id IN (SELECT id FROM memories_fact WHERE id = ANY(%s::uuid[]) "
-    "AND embedding IS NULL FOR UPDATE SKIP LOCKED)"
-)
 
-
-class Rescored(NamedTuple):
-    embedded: list  # ids of the waiting facts this call embedded (int8, kept while they wait)
-    cosines: dict  # fact id -> cosine to the query, for every ranked fact that has one
-
-
-def rescore_waiting(ranked: Sequence, query_vector, *, facts: int, seconds: float) -> Rescored:
-    """Cosines to the query from the model's vectors for a query's candidates: the settled
-    vector where a fact has it, else one a query embedded while the fact waits, and for the
-    best of those with neither, a vector embedded now.
-
-    `ranked`: the query's candidate fact ids, best first (its first ranking, waiting facts on
-    their first-pass vectors). The first `facts` of them still waiting, fewer if the time
-    `seconds` would not cover them by what a fact has cost lately, are embedded with the
-    indexer's context by the int8 copy of the model (OnnxMiniLMEmbedder.embed_quick, 1.4x
-    to 2.2x faster; cosine 0.993 to the settled vector) and kept in place of their
-    first-pass vector (first_pass_from_model), so later queries rank them alike for nothing.
-    The settled vectors stay the indexer's: it embeds these facts as any other, and a query
-    never waits for it (rows it holds are skipped).
-
-    Why the query's own candidates and not the newest facts: on LoCoMo asked right after each
-    conversation is written, embedding the three to eight best waiting candidates of each
-    question keeps hybrid recall@10 at the settled figure, where the newest 64 facts cost
-    eight to sixteen times the embedding for less (docs/benchmarks.md, "Freshness").
-    """
-    global _seconds_per_fact
-    ids = list(ranked)
-    if not ids:
-        return Rescored([], {})
-    size = min(facts, max(1, int(seconds / _seconds_per_fact))) if facts > 0 else 0
-    rows, texts = [], []
-    with connection.cursor() as cursor:
-        if size:
-            cursor.execute(BEST_WAITING, [ids, ids, size])
-            rows = cursor.fetchall()
-            texts = _texts_with_context(cursor, rows) if rows else []
-        # Read second: a fact the indexer stores meanwhile is then ranked by its settled vector.
-        cursor.execute(MODEL_COSINES, [vector_params.halfvec(query_vector), ids])
-        cosines = {fact_id: float(cosine) for fact_id, cosine in cursor.fetchall()}
-    embedded = [row[0] for row in rows]
-    if rows:
-        started = time.monotonic()
-        vectors = get_embedder().embed_quick(texts)
-        cost = (time.monotonic() - started) / len(rows)
-        _seconds_per_fact = 0.5 * _seconds_per_fact + 0.5 * cost
-        query = np.asarray(query_vector, dtype=np.float32)
-        for row, vector in zip(rows, vectors, strict=True):
-            cosines.setdefault(row[0], float(vector @ query))
-        with connection.cursor() as cursor:
-            cursor.execute(STORE_PROVISIONAL, [
-                embedded, [vector_params.halfvec(vector) for vector in vectors], embedded])
-    return Rescored(embedded, cosines)
-
-
-def _claim_within(cursor, seconds: float, sql: str, params: list) -> list[tuple]:
-    """Rows of a FOR UPDATE claim whose lock waits last at most `seconds` in all."""
-    cursor.execute(f"SET LOCAL lock_timeout = {max(1, int(seconds * 1000))}")
-    cursor.execute(sql, params)
-    rows = cursor.fetchall()
-    cursor.execute("SET LOCAL lock_timeout TO DEFAULT")
-    return rows
-
-
-def _lock_budget_spent(exc: OperationalError) -> bool:
-    return getattr(exc.__cause__, "sqlstate", None) == LOCK_NOT_AVAILABLE
-
-
-# Re-embedding after a model change walks each table by id. Waiting rows are left to the
-# indexer (it runs the new model already); a row is waited for, not skipped, since the walk
-# passes it only once.
-REEMBED = {
-    "facts": "SELECT id, search_text, episode_id, position FROM memories_fact "
-             "WHERE embedding IS NOT NULL AND id > %s ORDER BY id LIMIT %s FOR UPDATE",
-    "notes": "SELECT id, title, category, what, why, impact, tags FROM memories_note "
-             "WHERE embedding IS NOT NULL AND id > %s ORDER BY id LIMIT %s FOR UPDATE",
-    "entities": "SELECT id, name FROM memories_entity "
-                "WHERE name_embedding IS NOT NULL AND id > %s ORDER BY id LIMIT %s FOR UPDATE",
-}
-FIRST_ID = "00000000-0000-0000-0000-000000000000"
-
-
-def reembed_batch(table: str, *, after: str | None,
-                  size: int = BATCH_SIZE) -> tuple[int, str | None]:
-    """Embed again, with the model this process runs, up to `size` stored vectors of
-    `table` (facts, notes or entities) past id `after`; returns how many and the last id
-    (None when the table is done). Word statistics are left alone: the words are the same."""
-    with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(REEMBED[table], [after or FIRST_ID, size])
-        rows = cursor.fetchall()
-        if not rows:
-            return 0, None
-        ids = [row[0] for row in rows]
-        if table == "facts":
-            store_embeddings(cursor, "memories_fact", ids,
-                             get_embedder().embed(_texts_with_context(cursor, rows)))
-        elif table == "notes":
-            store_embeddings(cursor, "memories_note", ids, _note_vectors(rows))
-        else:
-            cursor.execute(
-                "UPDATE memories_entity e SET name_embedding = v.embedding "
-                "FROM unnest(%s::uuid[], %s::vector[]) AS v(id, embedding) WHERE e.id = v.id",
-                [ids, [vector_params.vector(vector) for vector in get_embedder().embed(
-                    [row[1] for row in rows])]])
-    return len(rows), str(rows[-1][0])
-
-
-def _note_vectors(rows: list[tuple]):
-    """Vectors of note rows that begin (id, title, category, what, why, impact, tags)."""
-    return get_embedder().embed([
-        note_head(title=title, category=category, what=what, why=why, impact=impact,
-                  tags=tags if isinstance(tags, list) else json.loads(tags))
-        for _, title, category, what, why, impact, tags, *_ in rows])
-
-
-# What embedding a note reads: _note_vectors' columns, then where its words are kept.
-NOTE_COLUMNS = "id, title, category, what, why, impact, tags, memory_id, partition"
 
 
 def _index_notes(size: int) -> int:
     """Embed notes saved or updated since (a save clears a note's embedding); their word
-    statistics are counted at search time (memories/search/hybrid.py NOTES)."""
+    statistics are counted at search time (memories/search/candidates.py NOTES)."""
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(
             f"SELECT {NOTE_COLUMNS} FROM memories_note "
@@ -362,127 +205,12 @@ def _index_notes(size: int) -> int:
     return len(rows)
 
 
-def _embed_and_store_notes(cursor, rows: list[tuple]) -> None:
-    """Vectors and words for claimed note rows (NOTE_COLUMNS): what the indexer and
-    `settle_notes` both store."""
-    ids = [row[0] for row in rows]
-    store_embeddings(cursor, "memories_note", ids, _note_vectors(rows))
-    note_words.index_words(cursor, ids, get_embedder())
-    # An edit may have dropped words that no other note holds.
-    for memory_id, partition in sorted({(row[7], row[8]) for row in rows}):
-        note_words.prune_words(cursor, memory_id, partition)
 
 
-# The newest notes of one partition still waiting for their vector. Waits for rows an
-# indexer holds (no SKIP LOCKED), as `settle` does.
-NEWEST_WAITING_NOTES = (
-    f"SELECT {NOTE_COLUMNS} FROM memories_note WHERE memory_id = %s AND partition = %s "
-    "AND embedding IS NULL ORDER BY updated_at DESC LIMIT %s FOR UPDATE"
-)
 
 
-def settle_notes(memory_id: int, partition: str, *, notes: int, seconds: float) -> int:
-    """Embed, now, the newest `notes` notes of a partition that still wait; memory_search
-    calls it before it searches, so a note saved on the last call is found by meaning.
-
-    Notes have no first-pass vector to pick the query's best waiting ones by, but they
-    come one per save, so the newest few are nearly always all of them; a bulk import's
-    older notes are left to the indexer. Rows an indexer holds are waited for, at most
-    `seconds`; returns how many notes this call stored.
-    """
-    if notes <= 0:
-        return 0
-    try:
-        with transaction.atomic(), connection.cursor() as cursor:
-            rows = _claim_within(cursor, seconds, NEWEST_WAITING_NOTES,
-                                 [memory_id, partition, notes])
-            if rows:
-                _embed_and_store_notes(cursor, rows)
-            return len(rows)
-    except OperationalError as exc:
-        if not _lock_budget_spent(exc):
-            raise
-        return 0  # an indexer held a note past the budget: it stores that note itself
 
 
-def store_embeddings(cursor, table: str, ids: list, vectors) -> None:
-    """One UPDATE for a batch; `table` is one of ours, never input. A fact's first-pass
-    vector goes as its settled one arrives."""
-    clear = (", first_pass_embedding = NULL, first_pass_from_model = false"
-             if table == "memories_fact" else "")
-    cursor.execute(
-        f"UPDATE {table} f SET embedding = v.embedding{clear} "
-        "FROM unnest(%s::uuid[], %s::halfvec[]) AS v(id, embedding) WHERE f.id = v.id",
-        [ids, [vector_params.halfvec(vector) for vector in vectors]],
-    )
-
-
-def count_terms(cursor, ids: list) -> None:
-    """Adds these facts to the BM25 word statistics of their partitions.
-
-    Runs once per fact, when it is indexed; in term order so concurrent indexers lock alike.
-    """
-    cursor.execute(
-        "INSERT INTO memories_termstat (memory_id, partition, term, df) "
-        "SELECT memory_id, partition, lexeme, count(*) FROM memories_fact, "
-        "unnest(tsvector_to_array(search_vector)) AS lexeme WHERE id = ANY(%s) "
-        "GROUP BY 1, 2, 3 ORDER BY 1, 2, 3 "
-        "ON CONFLICT (memory_id, partition, term) "
-        "DO UPDATE SET df = memories_termstat.df + EXCLUDED.df", [ids],
-    )
-    cursor.execute(
-        "INSERT INTO memories_corpusstat (memory_id, partition, documents, tokens) "
-        "SELECT memory_id, partition, count(*), sum(length(search_vector)) "
-        "FROM memories_fact WHERE id = ANY(%s) GROUP BY 1, 2 ORDER BY 1, 2 "
-        "ON CONFLICT (memory_id, partition) DO UPDATE SET "
-        "documents = memories_corpusstat.documents + EXCLUDED.documents, "
-        "tokens = memories_corpusstat.tokens + EXCLUDED.tokens", [ids],
-    )
-
-
-def uncount_terms(cursor, ids: list) -> None:
-    """Takes these facts, about to be deleted, out of the word statistics, if they were
-    counted (count_terms runs when a fact is indexed, so: those with an embedding); a word
-    no remaining fact uses leaves the table, so forgotten words are not kept as statistics.
-
-    Word rows are locked in term order, as count_terms takes them, so a concurrent indexer
-    and a forget wait for each other instead of deadlocking.
-    """
-    cursor.execute(
-        "WITH gone AS (SELECT memory_id, partition, lexeme AS term, count(*) AS n "
-        "FROM memories_fact, unnest(tsvector_to_array(search_vector)) AS lexeme "
-        "WHERE id = ANY(%s) AND embedding IS NOT NULL GROUP BY 1, 2, 3), "
-        "locked AS (SELECT t.id, gone.n FROM memories_termstat t JOIN gone "
-        "USING (memory_id, partition, term) ORDER BY t.memory_id, t.partition, t.term "
-        "FOR UPDATE OF t) "
-        "UPDATE memories_termstat t SET df = greatest(t.df - locked.n, 0) FROM locked "
-        "WHERE t.id = locked.id RETURNING t.id, t.df", [ids],
-    )
-    unused = [row_id for row_id, df in cursor.fetchall() if df <= 0]
-    if unused:
-        cursor.execute("DELETE FROM memories_termstat WHERE id = ANY(%s)", [unused])
-    cursor.execute(
-        "UPDATE memories_corpusstat c SET documents = greatest(c.documents - g.documents, 0), "
-        "tokens = greatest(c.tokens - g.tokens, 0) FROM (SELECT memory_id, partition, "
-        "count(*) AS documents, "
-        "sum(length(search_vector)) AS tokens FROM memories_fact "
-        "WHERE id = ANY(%s) AND embedding IS NOT NULL GROUP BY 1, 2) g "
-        "WHERE c.memory_id = g.memory_id AND c.partition = g.partition", [ids],
-    )
-
-
-def _texts_with_context(cursor, rows: list[tuple]) -> list[str]:
-    context_facts = _context_facts()
-    if not context_facts:
-        return [row[1] for row in rows]
-    cursor.execute(
-        "SELECT f.id, string_agg(p.search_text, ' ' ORDER BY p.position) FROM memories_fact f "
-        "JOIN memories_fact p ON p.episode_id = f.episode_id "
-        "AND p.position BETWEEN f.position - %s AND f.position - 1 "
-        "WHERE f.id = ANY(%s) GROUP BY f.id", [context_facts, [row[0] for row in rows]],
-    )
-    context = dict(cursor.fetchall())
-    return [f"{context[row[0]]} {row[1]}" if context.get(row[0]) else row[1] for row in rows]
 
 
 def schedule(fact_ids: Sequence | None = None) -> None:
@@ -503,8 +231,7 @@ def schedule(fact_ids: Sequence | None = None) -> None:
 def _send_to_workers(fact_ids: Sequence | None) -> None:
     from kombu.exceptions import OperationalError as BrokerUnavailable
 
-    from memories.tasks import embed_facts, index_waiting
-
+    embed_facts, index_waiting = task_senders.senders()
     try:
         if fact_ids is None:
             index_waiting.delay()

@@ -14,12 +14,12 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+from memories.search.model_files import MODEL_DIR
+
 
 def model_digest() -> str:
     """Names the model: its tokenizer and config, and the weights' size and first megabyte
     (hashing all 90 MB cost every process a read)."""
-    from memories.search.embeddings import MODEL_DIR
-
     sha = hashlib.sha256()
     for name in ("tokenizer.json", "config.json"):
         sha.update((MODEL_DIR / name).read_bytes())

@@ -16,11 +16,14 @@ import hashlib
 from dataclasses import dataclass
 from functools import lru_cache
 
-from django.db import transaction
+from django.db import connection, transaction
 
 from memories.models import EmbeddingModelState
-from memories.search import indexing
-from memories.search.embeddings import MODEL_DIR
+from memories.search import vector_params
+from memories.search.embeddings import get_embedder
+from memories.search.indexing import BATCH_SIZE
+from memories.search.model_files import MODEL_DIR
+from memories.search.storing import _note_vectors, _texts_with_context, store_embeddings
 
 STAGES = ("facts", "notes", "entities")
 MODEL_FILES = ("config.json", "tokenizer.json", "model.safetensors")
@@ -35,13 +38,52 @@ def model_fingerprint() -> str:
     return digest.hexdigest()
 
 
+# Re-embedding after a model change walks each table by id. Waiting rows are left to the
+# indexer (it runs the new model already); a row is waited for, not skipped, since the walk
+# passes it only once.
+REEMBED = {
+    "facts": "SELECT id, search_text, episode_id, position FROM memories_fact "
+             "WHERE embedding IS NOT NULL AND id > %s ORDER BY id LIMIT %s FOR UPDATE",
+    "notes": "SELECT id, title, category, what, why, impact, tags FROM memories_note "
+             "WHERE embedding IS NOT NULL AND id > %s ORDER BY id LIMIT %s FOR UPDATE",
+    "entities": "SELECT id, name FROM memories_entity "
+                "WHERE name_embedding IS NOT NULL AND id > %s ORDER BY id LIMIT %s FOR UPDATE",
+}
+FIRST_ID = "00000000-0000-0000-0000-000000000000"
+
+
+def reembed_batch(table: str, *, after: str | None,
+                  size: int = BATCH_SIZE) -> tuple[int, str | None]:
+    """Embed again, with the model this process runs, up to `size` stored vectors of
+    `table` (facts, notes or entities) past id `after`; returns how many and the last id
+    (None when the table is done). Word statistics are left alone: the words are the same."""
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(REEMBED[table], [after or FIRST_ID, size])
+        rows = cursor.fetchall()
+        if not rows:
+            return 0, None
+        ids = [row[0] for row in rows]
+        if table == "facts":
+            store_embeddings(cursor, "memories_fact", ids,
+                             get_embedder().embed(_texts_with_context(cursor, rows)))
+        elif table == "notes":
+            store_embeddings(cursor, "memories_note", ids, _note_vectors(rows))
+        else:
+            cursor.execute(
+                "UPDATE memories_entity e SET name_embedding = v.embedding "
+                "FROM unnest(%s::uuid[], %s::vector[]) AS v(id, embedding) WHERE e.id = v.id",
+                [ids, [vector_params.vector(vector) for vector in get_embedder().embed(
+                    [row[1] for row in rows])]])
+    return len(rows), str(rows[-1][0])
+
+
 @dataclass(frozen=True)
 class Step:
     reembedded: int  # rows embedded again by this step (0 or one batch)
     more: bool  # whether another step has work to do
 
 
-def reembed_step(*, batch: int = indexing.BATCH_SIZE) -> Step:
+def reembed_step(*, batch: int = BATCH_SIZE) -> Step:
     """One batch of re-embedding, if the stored vectors come from another model.
 
     Migration 0013 recorded the model shipped when it ran; without that row (the model
@@ -58,7 +100,7 @@ def reembed_step(*, batch: int = indexing.BATCH_SIZE) -> Step:
             return Step(0, more=False)
         if state.target != current:  # a change (or another change mid-walk): start over
             state.target, state.stage, state.after = current, STAGES[0], None
-        done, last = indexing.reembed_batch(
+        done, last = reembed_batch(
             state.stage, after=state.after and str(state.after), size=batch)
         if last is None:
             following = STAGES.index(state.stage) + 1

@@ -44,6 +44,7 @@ def test_words_find_a_rare_term(team):
 
 def test_when_every_word_is_common_facts_with_all_of_them_are_scored(team, monkeypatch):
     from memories.graph.selectors import memory_for
+    from memories.search import candidates
     from memories.search import hybrid as search
 
     # Endpoint names join a fact's searchable text, so the filler facts point at Kyoto.
@@ -58,8 +59,8 @@ def test_when_every_word_is_common_facts_with_all_of_them_are_scored(team, monke
     Engine.index()
     # Every word over the budget, and room to score two facts: the rarest word alone
     # would score the two oldest facts that have it, whatever else they say.
-    monkeypatch.setattr(search, "TEXT_CANDIDATE_BUDGET", 1)
-    monkeypatch.setattr(search, "TEXT_CANDIDATE_CAP", 2)
+    monkeypatch.setattr(candidates, "TEXT_CANDIDATE_BUDGET", 1)
+    monkeypatch.setattr(candidates, "TEXT_CANDIDATE_CAP", 2)
     memory = memory_for(team.principal)
     found = search.text_candidates(memory.pk, "shared", "billing Postgres", 10, search.Window())
     texts = set(Fact.objects.filter(pk__in=[c.fact_id for c in found])

@@ -152,7 +152,7 @@ def test_the_indexer_queues_are_read_through_their_index_however_long(engine, ch
     """Another account's bulk import of 12k waiting facts: choosing the queues and
     claiming shares touch a few index entries, and a query's own embedding and pending
     count in a small memory never read the other's backlog."""
-    from memories.search import indexing
+    from memories.search import freshness, indexing
 
     engine.write(entities=[person("Ann"), person("Ben")], assume_new=True,
                  facts=[fact("Ann", "Ben", "knows", "Ann knows Ben")])
@@ -190,9 +190,9 @@ def test_the_indexer_queues_are_read_through_their_index_however_long(engine, ch
         vector = vector_params.halfvec(np.ones(384, dtype=np.float32))
         by_id = {}
         for name, sql, params in [
-            ("best waiting", indexing.BEST_WAITING, [ranked, ranked, 8]),
-            ("cosines", indexing.MODEL_COSINES, [vector, ranked]),
-            ("keep", indexing.STORE_PROVISIONAL, [ranked[:4], [vector] * 4, ranked[:4]]),
+            ("best waiting", freshness.BEST_WAITING, [ranked, ranked, 8]),
+            ("cosines", freshness.MODEL_COSINES, [vector, ranked]),
+            ("keep", freshness.STORE_PROVISIONAL, [ranked[:4], [vector] * 4, ranked[:4]]),
         ]:
             cursor.execute("EXPLAIN " + sql, params)
             by_id[name] = "\n".join(row[0] for row in cursor.fetchall())

@@ -1,0 +1,137 @@
+"""What the indexer stores for the rows it claims: vectors (a fact's with the facts before it
+in its episode) and the word statistics BM25 needs. Below the indexer (indexing.py), the
+read-your-writes settling (freshness.py) and re-embedding (reembedding.py), which all
+store alike."""
+
+from __future__ import annotations
+
+import json
+
+from django.conf import settings
+
+from memories.notes import words as note_words
+from memories.notes.text import note_head
+from memories.search import vector_params
+from memories.search.embeddings import get_embedder
+
+
+def _context_facts() -> int:
+    """How many facts before it in the same episode a fact is embedded with.
+
+    A reply ("Yes, last week!") means little without the turn it answers: two facts of
+    context lifted LoCoMo recall@10 from 0.701 to 0.767 (docs/benchmarks.md). Episodes
+    of unrelated, self-contained facts may prefer ECHO_MEMORY_EMBED_CONTEXT=0.
+    """
+    return settings.ECHO_MEMORY_EMBED_CONTEXT
+
+
+def _embed_and_store(cursor, rows: list[tuple]) -> None:
+    """Vectors (with context) and word statistics for claimed (id, search_text, episode_id,
+    position) rows: what the indexer stores."""
+    vectors = get_embedder().embed(_texts_with_context(cursor, rows))
+    ids = [row[0] for row in rows]
+    store_embeddings(cursor, "memories_fact", ids, vectors)
+    count_terms(cursor, ids)
+
+
+def _note_vectors(rows: list[tuple]):
+    """Vectors of note rows that begin (id, title, category, what, why, impact, tags)."""
+    return get_embedder().embed([
+        note_head(title=title, category=category, what=what, why=why, impact=impact,
+                  tags=tags if isinstance(tags, list) else json.loads(tags))
+        for _, title, category, what, why, impact, tags, *_ in rows])
+
+
+# What embedding a note reads: _note_vectors' columns, then where its words are kept.
+NOTE_COLUMNS = "id, title, category, what, why, impact, tags, memory_id, partition"
+
+
+def _embed_and_store_notes(cursor, rows: list[tuple]) -> None:
+    """Vectors and words for claimed note rows (NOTE_COLUMNS): what the indexer and
+    `settle_notes` both store."""
+    ids = [row[0] for row in rows]
+    store_embeddings(cursor, "memories_note", ids, _note_vectors(rows))
+    note_words.index_words(cursor, ids, get_embedder())
+    # An edit may have dropped words that no other note holds.
+    for memory_id, partition in sorted({(row[7], row[8]) for row in rows}):
+        note_words.prune_words(cursor, memory_id, partition)
+
+
+def store_embeddings(cursor, table: str, ids: list, vectors) -> None:
+    """One UPDATE for a batch; `table` is one of ours, never input. A fact's first-pass
+    vector goes as its settled one arrives."""
+    clear = (", first_pass_embedding = NULL, first_pass_from_model = false"
+             if table == "memories_fact" else "")
+    cursor.execute(
+        f"UPDATE {table} f SET embedding = v.embedding{clear} "
+        "FROM unnest(%s::uuid[], %s::halfvec[]) AS v(id, embedding) WHERE f.id = v.id",
+        [ids, [vector_params.halfvec(vector) for vector in vectors]],
+    )
+
+
+def count_terms(cursor, ids: list) -> None:
+    """Adds these facts to the BM25 word statistics of their partitions.
+
+    Runs once per fact, when it is indexed; in term order so concurrent indexers lock alike.
+    """
+    cursor.execute(
+        "INSERT INTO memories_termstat (memory_id, partition, term, df) "
+        "SELECT memory_id, partition, lexeme, count(*) FROM memories_fact, "
+        "unnest(tsvector_to_array(search_vector)) AS lexeme WHERE id = ANY(%s) "
+        "GROUP BY 1, 2, 3 ORDER BY 1, 2, 3 "
+        "ON CONFLICT (memory_id, partition, term) "
+        "DO UPDATE SET df = memories_termstat.df + EXCLUDED.df", [ids],
+    )
+    cursor.execute(
+        "INSERT INTO memories_corpusstat (memory_id, partition, documents, tokens) "
+        "SELECT memory_id, partition, count(*), sum(length(search_vector)) "
+        "FROM memories_fact WHERE id = ANY(%s) GROUP BY 1, 2 ORDER BY 1, 2 "
+        "ON CONFLICT (memory_id, partition) DO UPDATE SET "
+        "documents = memories_corpusstat.documents + EXCLUDED.documents, "
+        "tokens = memories_corpusstat.tokens + EXCLUDED.tokens", [ids],
+    )
+
+
+def uncount_terms(cursor, ids: list) -> None:
+    """Takes these facts, about to be deleted, out of the word statistics, if they were
+    counted (count_terms runs when a fact is indexed, so: those with an embedding); a word
+    no remaining fact uses leaves the table, so forgotten words are not kept as statistics.
+
+    Word rows are locked in term order, as count_terms takes them, so a concurrent indexer
+    and a forget wait for each other instead of deadlocking.
+    """
+    cursor.execute(
+        "WITH gone AS (SELECT memory_id, partition, lexeme AS term, count(*) AS n "
+        "FROM memories_fact, unnest(tsvector_to_array(search_vector)) AS lexeme "
+        "WHERE id = ANY(%s) AND embedding IS NOT NULL GROUP BY 1, 2, 3), "
+        "locked AS (SELECT t.id, gone.n FROM memories_termstat t JOIN gone "
+        "USING (memory_id, partition, term) ORDER BY t.memory_id, t.partition, t.term "
+        "FOR UPDATE OF t) "
+        "UPDATE memories_termstat t SET df = greatest(t.df - locked.n, 0) FROM locked "
+        "WHERE t.id = locked.id RETURNING t.id, t.df", [ids],
+    )
+    unused = [row_id for row_id, df in cursor.fetchall() if df <= 0]
+    if unused:
+        cursor.execute("DELETE FROM memories_termstat WHERE id = ANY(%s)", [unused])
+    cursor.execute(
+        "UPDATE memories_corpusstat c SET documents = greatest(c.documents - g.documents, 0), "
+        "tokens = greatest(c.tokens - g.tokens, 0) FROM (SELECT memory_id, partition, "
+        "count(*) AS documents, "
+        "sum(length(search_vector)) AS tokens FROM memories_fact "
+        "WHERE id = ANY(%s) AND embedding IS NOT NULL GROUP BY 1, 2) g "
+        "WHERE c.memory_id = g.memory_id AND c.partition = g.partition", [ids],
+    )
+
+
+def _texts_with_context(cursor, rows: list[tuple]) -> list[str]:
+    context_facts = _context_facts()
+    if not context_facts:
+        return [row[1] for row in rows]
+    cursor.execute(
+        "SELECT f.id, string_agg(p.search_text, ' ' ORDER BY p.position) FROM memories_fact f "
+        "JOIN memories_fact p ON p.episode_id = f.episode_id "
+        "AND p.position BETWEEN f.position - %s AND f.position - 1 "
+        "WHERE f.id = ANY(%s) GROUP BY f.id", [context_facts, [row[0] for row in rows]],
+    )
+    context = dict(cursor.fetchall())
+    return [f"{context[row[0]]} {row[1]}" if context.get(row[0]) else row[1] for row in rows]
