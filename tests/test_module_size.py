@@ -22,9 +22,6 @@ WAITING = {
     "memories/audit.py": 420,
     "memories/models.py": 450,
     "memories/schemas.py": 575,
-    "memories/search/embeddings.py": 593,
-    "memories/search/hybrid.py": 465,
-    "memories/search/indexing.py": 578,
 }
 
 
