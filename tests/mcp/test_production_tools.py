@@ -24,7 +24,8 @@ def test_production_settings_do_not_install_the_conformance_app():
 
 
 def test_production_tools_list_is_exactly_todays_twelve_tools(mcp_for, alice):
-    listed = [tool["name"] for tool in mcp_for(alice).request("tools/list").json()["result"]["tools"]]
+    session = mcp_for(alice).request("tools/list").json()["result"]["tools"]
+    listed = [tool["name"] for tool in session]
     assert listed == TODAYS_TOOLS
     modern = stateless(mcp_for(alice, initialize=False), "tools/list").json()["result"]["tools"]
     assert [tool["name"] for tool in modern] == TODAYS_TOOLS
