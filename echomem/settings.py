@@ -365,10 +365,6 @@ MAX_BODY_BYTES = env.int("ECHO_MEMORY_MAX_BODY_BYTES",
 MAX_JSON_DEPTH = 64
 # Messages in one JSON-RPC batch (protocol 2025-03-26 only); each also counts as a request.
 MCP_MAX_BATCH_MESSAGES = env.int("ECHO_MEMORY_MAX_BATCH_MESSAGES", default=100)
-# The official MCP conformance suite's diagnostic tools (test_missing_capability, ...;
-# mcp_gateway/diagnostics.py), listed to 2026-07-28 requests only. For the conformance
-# run's own server (tests/protocol); never on in production: they are not memory tools.
-MCP_CONFORMANCE_TOOLS = env.bool("ECHO_MEMORY_CONFORMANCE_TOOLS", default=False)
 # Browser origins allowed to call /mcp and /api/v1 besides localhost ones (DNS rebinding).
 MCP_ALLOWED_ORIGINS = env.list("ECHO_MEMORY_ALLOWED_ORIGINS", default=[])
 

@@ -13,17 +13,14 @@ from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
-from django.conf import settings
-
 from accounts.principal import Principal
 from echomem.errors import EchoError
 from echomem.request_context import NO_CONTEXT, RequestContext
-from mcp_gateway import conformance_tools, stateless, versions
-from mcp_gateway.diagnostics import Call, Diagnostic
+from mcp_gateway import extensions, stateless, versions
 from mcp_gateway.instructions import SERVER_INSTRUCTIONS
 from mcp_gateway.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, Message, RpcError
 from mcp_gateway.models import McpSession
-from mcp_gateway.tools import TOOLS, call_tool
+from mcp_gateway.tools import TOOLS, Tool, call_tool
 
 logger = logging.getLogger(__name__)
 SERVER_NAME = "echo-memory"
@@ -101,8 +98,8 @@ def initialize_result(params: dict[str, Any]) -> dict[str, Any]:
 def discover(context: Context, params: dict[str, Any]) -> dict[str, Any]:
     """2026-07-28's server/discover: what initialize says, for clients that keep no session."""
     capabilities = STATELESS_CAPABILITIES
-    if settings.MCP_CONFORMANCE_TOOLS:  # test_logging_tool sends log messages
-        capabilities = {**capabilities, "logging": {}}
+    if extensions.CAPABILITIES:
+        capabilities = {**capabilities, **extensions.CAPABILITIES}
     return {"supportedVersions": list(versions.MODERN), "capabilities": capabilities,
             "instructions": SERVER_INSTRUCTIONS}
 
@@ -115,19 +112,19 @@ def empty_catalogue(member: str):
 
 
 def prompts_list(context: Context, params: dict[str, Any]) -> dict[str, Any]:
-    served = conformance_tools.served_prompts(stateless=context.session is None)
+    served = extensions.served_prompts(stateless=context.session is None)
     return {"prompts": [listing for listing, _ in served.values()]}
 
 
 def prompts_get(context: Context, params: dict[str, Any]) -> dict[str, Any]:
     name = params.get("name")
-    served = conformance_tools.served_prompts(stateless=context.session is None)
+    served = extensions.served_prompts(stateless=context.session is None)
     if not isinstance(name, str) or name not in served:
         raise RpcError(INVALID_PARAMS, f"prompt {name!r} not found: this server offers no "
                        "prompts (prompts/list is empty); its memory is reached through tools",
                        data={"field": "params.name"})
     _, run = served[name]
-    return run(Call(params, context))
+    return run(params, context)
 
 
 def resources_read(context: Context, params: dict[str, Any]) -> dict[str, Any]:
@@ -142,8 +139,9 @@ def ping(context: Context, params: dict[str, Any]) -> dict[str, Any]:
 
 
 def served_tools(context: Context) -> dict[str, Any]:
-    """The memory tools, and the conformance suite's diagnostics when they are on."""
-    return {**TOOLS, **conformance_tools.served(stateless=context.session is None)}
+    """The memory tools, and those an installed app added (none in production)."""
+    extra = extensions.served_tools(stateless=context.session is None)
+    return {**TOOLS, **extra} if extra else TOOLS
 
 
 def tools_list(context: Context, params: dict[str, Any]) -> dict[str, Any]:
@@ -168,7 +166,7 @@ def tools_call(context: Context, params: dict[str, Any]) -> dict[str, Any]:
     if arguments is not None and not isinstance(arguments, dict):
         raise RpcError(INVALID_PARAMS, "params.arguments must be a JSON object of the tool's "
                        "arguments", data={"field": "params.arguments"})
-    if isinstance(tool, Diagnostic):
+    if not isinstance(tool, Tool):  # an extension's tool builds its own result
         return tool.call(params, context)
     try:
         output = call_tool(context.principal, tool, arguments, context.request)

@@ -54,6 +54,7 @@ def test_debug_in_production_fails_the_deploy_checklist(tmp_path):
 
 
 def test_the_conformance_suites_tools_fail_the_deploy_checklist(tmp_path):
-    result = check_deploy(production_env(tmp_path, ECHO_MEMORY_CONFORMANCE_TOOLS="1"))
+    result = check_deploy(production_env(
+        tmp_path, DJANGO_SETTINGS_MODULE="tests.conformance_settings"))
     assert result.returncode != 0
     assert "mcp_gateway.W001" in result.stderr

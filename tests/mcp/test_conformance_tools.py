@@ -1,5 +1,5 @@
-"""The conformance suite's diagnostic tools and fixtures (mcp_gateway/diagnostics.py):
-absent unless ECHO_MEMORY_CONFORMANCE_TOOLS is on. The SEP-2575 diagnostics are served to
+"""The conformance suite's diagnostic tools and fixtures (tests/conformance_app):
+absent unless that test-only app is installed. The SEP-2575 diagnostics are served to
 2026-07-28 requests only, doing what the revision defines: -32021 for an undeclared
 capability, input asked for inside an input_required result, log messages only at the level
 a request asks for. The tools-call-* fixtures are served at both eras."""
@@ -12,8 +12,9 @@ import json
 import pytest
 from mcp_types import _v2026_07_28 as wire
 
-from mcp_gateway.conformance_tools import TOOLS as DIAGNOSTICS
 from mcp_gateway.tools import TOOLS
+from tests.conformance_app import tools as conformance
+from tests.conformance_app.tools import TOOLS as DIAGNOSTICS
 from tests.mcp.test_stateless import META, stateless
 
 FIXTURES_FOR_SESSIONS = ["test_simple_text", "test_image_content", "test_audio_content",
@@ -24,8 +25,11 @@ ELICITATION = {**META, "io.modelcontextprotocol/clientCapabilities": {"elicitati
 
 
 @pytest.fixture
-def on(settings):
-    settings.MCP_CONFORMANCE_TOOLS = True
+def on():
+    """What installing tests/conformance_app does (its AppConfig.ready()), for one test."""
+    conformance.install()
+    yield
+    conformance.uninstall()
 
 
 def names(response) -> list[str]:
@@ -234,7 +238,7 @@ def test_only_declared_capabilities_are_asked_through(mcp_for, alice, on):
     assert null.json()["error"]["data"]["field"] == "params.inputResponses"
 
 
-def test_the_fixture_prompt_asks_inside_prompts_get_and_only_when_on(mcp_for, alice, settings):
+def test_the_fixture_prompt_asks_inside_prompts_get_and_only_when_on(mcp_for, alice, request):
     mcp = mcp_for(alice, initialize=False)
     name = "test_input_required_result_prompt"
     get = {"name": name}
@@ -242,7 +246,8 @@ def test_the_fixture_prompt_asks_inside_prompts_get_and_only_when_on(mcp_for, al
     assert stateless(mcp, "prompts/list").json()["result"]["prompts"] == []
     unknown = stateless(mcp, "prompts/get", get, meta=EVERYTHING, **routed)
     assert (unknown.status_code, unknown.json()["error"]["data"]["field"]) == (400, "params.name")
-    settings.MCP_CONFORMANCE_TOOLS = True
+    conformance.install()
+    request.addfinalizer(conformance.uninstall)
     assert [p["name"] for p in stateless(mcp, "prompts/list").json()["result"]["prompts"]] == [
         name]
     asked = stateless(mcp, "prompts/get", get, meta=EVERYTHING, **routed).json()["result"]

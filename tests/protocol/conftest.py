@@ -68,6 +68,6 @@ def live(tmp_path_factory) -> Iterator[Live]:
 @pytest.fixture(scope="session")
 def conformance_live(tmp_path_factory) -> Iterator[Live]:
     """A live server that also serves the conformance suite's diagnostic tools, as only
-    the suite's own run should (ECHO_MEMORY_CONFORMANCE_TOOLS)."""
-    with serving(tmp_path_factory, ECHO_MEMORY_CONFORMANCE_TOOLS="1") as server:
+    the suite's own run should (tests/conformance_settings.py installs them)."""
+    with serving(tmp_path_factory, DJANGO_SETTINGS_MODULE="tests.conformance_settings") as server:
         yield server

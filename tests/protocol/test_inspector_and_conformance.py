@@ -1,7 +1,7 @@
 """The MCP Inspector CLI and the official conformance suite (pinned in
 tests/protocol/node/package.json), run by their own script (run-conformance.sh) against a
 live server that serves the suite's diagnostic tools and fixtures
-(ECHO_MEMORY_CONFORMANCE_TOOLS): the server scenarios that apply to a tools-only server, at
+(tests/conformance_settings.py): the server scenarios that apply to a tools-only server, at
 2025-11-25 and at 2026-07-28, every check of each passing by name, none excused."""
 
 from __future__ import annotations

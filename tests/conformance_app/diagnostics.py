@@ -7,15 +7,16 @@ which needs sampling); input a tool needs from the client travels inside the res
 `input_required` result, never as a request of its own on the response stream
 (`test_streaming_elicitation`); and no log message goes out unless the request asked for a
 level (`test_logging_tool`). A memory service has no tool that samples, elicits or logs to
-the client, so these are served only with ECHO_MEMORY_CONFORMANCE_TOOLS on (the conformance
-test's own server), and only to 2026-07-28 requests, the revision whose rules they probe.
+the client, so these live in this test-only app, installed by tests/conformance_settings.py
+alone (the conformance test's own server), and are served only to 2026-07-28 requests, the
+revision whose rules they probe.
 
 Each does what its name promises, at the minimum the revision defines: the first round of a
 call asks for its input (`inputRequests`), the client's retry carries the answers
 (`params.inputResponses`, by the keys asked), and the result then uses them. The server keeps
 nothing between the rounds, so there is no `requestState`.
 
-The same setting serves the fixtures of the suite's `tools-call-*` scenarios, at both eras
+The same app serves the fixtures of the suite's `tools-call-*` scenarios, at both eras
 (they ask nothing of the client): fixed text, image, audio, embedded-resource and mixed
 content, a tool error, and progress notifications for a request that sent a progressToken.
 """

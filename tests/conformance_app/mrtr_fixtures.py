@@ -6,8 +6,8 @@ sampling, roots/list, keyed by name), and the client retries the same call with
 `params.inputResponses` under those keys. What a tool must remember between rounds travels
 with the client as `requestState`, signed with the server's SECRET_KEY for this tool and this
 API key, so a changed, foreign or forged state is refused (-32602), never trusted. Served
-only with ECHO_MEMORY_CONFORMANCE_TOOLS on, to 2026-07-28 requests (mcp_gateway/
-conformance_tools.py).
+only where this test-only app is installed, to 2026-07-28 requests (tests/conformance_app/
+tools.py).
 """
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ from typing import Any
 
 from django.core import signing
 
-from mcp_gateway.diagnostics import (
+from mcp_gateway.jsonrpc import INVALID_PARAMS, RpcError
+from tests.conformance_app.diagnostics import (
     Call,
     Diagnostic,
     bad_answer,
@@ -24,7 +25,6 @@ from mcp_gateway.diagnostics import (
     require,
     text_result,
 )
-from mcp_gateway.jsonrpc import INVALID_PARAMS, RpcError
 
 STATE_SALT = "echo-memory.mcp.request-state"
 LIST_ROOTS = {"method": "roots/list", "params": {}}
