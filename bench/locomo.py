@@ -102,17 +102,18 @@ def retrieve(principal, memory_name: str, question: str) -> tuple[dict[str, list
     from memories.core.scopes import partition_for
     from memories.graph.selectors import _query_vector, memory_for, query_memory
     from memories.schemas import QueryMemoryArgs, parse
-    from memories.search import hybrid as search
+    from memories.search import candidates
+    from memories.search.window import Window
 
     # The product first: under --immediate it is the call that meets the fresh facts.
     hybrid = query_memory(principal, parse(QueryMemoryArgs, {
         "scope": "shared", "memory": memory_name, "query": question, "top_k": 10}))
     memory = memory_for(principal, memory_name)
     partition = partition_for(principal, "shared")
-    window = search.Window()
+    window = Window()
     pool = 50
-    text = search.text_candidates(memory.pk, partition, question, pool, window)
-    vector = search.vector_candidates(memory.pk, partition, _query_vector(question), pool,
+    text = candidates.text_candidates(memory.pk, partition, question, pool, window)
+    vector = candidates.vector_candidates(memory.pk, partition, _query_vector(question), pool,
                                       window)
     return {
         "text": [str(c.fact_id) for c in text[:10]],

@@ -48,7 +48,8 @@ class Setting:
 
 @dataclass(frozen=True)
 class Question:
-    """One question's candidate lists (memories.search.hybrid.Candidate) and evidence (set ids)."""
+    """One question's candidate lists (memories.search.candidates.Candidate) and evidence
+    (set ids)."""
 
     id: str
     kind: str

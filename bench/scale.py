@@ -218,7 +218,7 @@ def vector_statement(sqls: list[str]) -> str:
 
 
 def recall(statements: list[list[str]], ef_values: list[int]) -> dict:
-    """HNSW at each ef_search (the service's is search.HNSW_EF_SEARCH, with 50 candidates
+    """HNSW at each ef_search (the service's is candidates.HNSW_EF_SEARCH, with 50 candidates
     and iterative scans) against exact search, per question; with each statement's time
     in Postgres."""
     from django.db import connection, transaction
@@ -417,7 +417,7 @@ def main() -> None:
                         help="a new directory to keep the box in (stopped) after the run")
     parser.add_argument("--ef-search", type=int, nargs="+", default=[64, 128, 256],
                         help="hnsw.ef_search values whose recall is measured (the service: "
-                             "memories.search.hybrid.HNSW_EF_SEARCH)")
+                             "memories.search.candidates.HNSW_EF_SEARCH)")
     parser.add_argument("--explain", type=int, default=1,
                         help="EXPLAIN ANALYZE the candidate SQL of this many slowest questions")
     args = parser.parse_args()

@@ -35,8 +35,8 @@ def main() -> None:
 
     from memories.models import Fact, Memory
     from memories.search import candidates
-    from memories.search import hybrid as search
     from memories.search.embeddings import get_embedder
+    from memories.search.window import Window
 
     candidates.HNSW_EF_SEARCH = args.ef_search
     memory_id = Memory.objects.get(name="scale").pk
@@ -46,11 +46,11 @@ def main() -> None:
     rows = []
     for vector in vectors:
         with transaction.atomic():
-            approximate = search.vector_candidates(memory_id, "shared", vector, 50,
-                                                   search.Window())
+            approximate = candidates.vector_candidates(memory_id, "shared", vector, 50,
+                                                       Window())
         with transaction.atomic(), connection.cursor() as cursor:
             cursor.execute("SET LOCAL enable_indexscan = off; SET LOCAL enable_bitmapscan = off")
-            exact = search.vector_candidates(memory_id, "shared", vector, 50, search.Window())
+            exact = candidates.vector_candidates(memory_id, "shared", vector, 50, Window())
         tenth = exact[9].score
         found = {c.fact_id for c in approximate[:10]}
         bases = dict(Fact.objects.filter(pk__in=[c.fact_id for c in exact])

@@ -25,8 +25,8 @@ from memories.graph.names import normalize
 from memories.graph.selectors import _query_vector, fact_view, facts_for_view, memory_for
 from memories.models import Entity, Fact
 from memories.schemas import TraceCauseArgs
-from memories.search import hybrid as search
 from memories.search import vector_params
+from memories.search.window import Window
 
 FORWARD = "led_to"                                  # source is the cause
 BACKWARD = ("caused_by", "enabled_by", "blocked_by")  # target is the cause
@@ -66,7 +66,7 @@ def trace_cause(principal: Principal, args: TraceCauseArgs) -> dict[str, Any]:
             "message": f"No entity in this scope is named like {args.subject!r}, so there is "
                        "nothing to trace from. query_memory finds facts by words and meaning.",
         }
-    window = search.Window(as_of=args.as_of, valid_as_of=args.valid_as_of)
+    window = Window(as_of=args.as_of, valid_as_of=args.valid_as_of)
     walk = _Walk(memory.pk, partition, args.max_hops, window)
     starts = [entity.pk for entity, _ in anchors]
     if args.direction in ("upstream", "both"):
@@ -174,7 +174,7 @@ def _anchors(scope, memory_id: int, partition: str, subject: str) -> list[tuple[
 class _Walk:
     """Simple paths from the anchors, one query per hop, with bounded fan-out."""
 
-    def __init__(self, memory_id: int, partition: str, max_hops: int, window: search.Window):
+    def __init__(self, memory_id: int, partition: str, max_hops: int, window: Window):
         self.memory_id = memory_id
         self.partition = partition
         self.max_hops = max_hops

@@ -22,9 +22,10 @@ from memories.core import bulk, metering
 from memories.core.scopes import partition_for
 from memories.models import AuditEvent, Fact, Memory
 from memories.schemas import GetAuditLogArgs, QueryMemoryArgs
+from memories.search import candidates, freshness, indexing
 from memories.search import hybrid as search
-from memories.search import indexing
 from memories.search.embeddings import get_embedder
+from memories.search.window import Window
 
 DEFAULT_MEMORY_NAME = "default"
 CANDIDATES_PER_RETRIEVER = 50
@@ -166,8 +167,8 @@ def query_memory(principal: Principal, args: QueryMemoryArgs) -> dict[str, Any]:
     embedding = None if args.digest else embed_query(args.query)
     memory = memory_for(principal, args.memory)
     partition = partition_for(principal, args.scope)
-    window = search.Window(include_superseded=args.include_superseded, as_of=args.as_of,
-                           valid_as_of=args.valid_as_of)
+    window = Window(include_superseded=args.include_superseded, as_of=args.as_of,
+                    valid_as_of=args.valid_as_of)
     # One round trip of indexed counts; a small partition is searched exactly.
     pending, indexed = indexing.partition_counts(memory.pk, partition)
     if embedding is None:
@@ -183,18 +184,19 @@ def query_memory(principal: Principal, args: QueryMemoryArgs) -> dict[str, Any]:
         pool = max(CANDIDATES_PER_RETRIEVER, args.top_k * 2)
         # One transaction for the searches: a BEGIN and a COMMIT instead of one pair each.
         with transaction.atomic(savepoint=False):
-            text = search.text_candidates(memory.pk, partition, args.query, pool, window)
+            text = candidates.text_candidates(memory.pk, partition, args.query, pool, window)
             mentioned = (search.mentioned_entities(memory.pk, partition, args.query)
                          if search.ENTITY_WEIGHT else set())
             query_vector = embedding.result()
-            vector = search.vector_candidates(memory.pk, partition, query_vector, pool,
-                                              window, exact=indexed <= search.EXACT_SEARCH_MAX)
+            vector = candidates.vector_candidates(
+                memory.pk, partition, query_vector, pool, window,
+                exact=indexed <= candidates.EXACT_SEARCH_MAX)
         if pending and settings.ECHO_MEMORY_QUERY_EMBED_FACTS > 0:
             # Read-your-writes: the best waiting candidates are embedded now (int8, kept as
             # their provisional vector), and the ranking is made with those vectors and any
             # the indexer stored since.
             first = search.fuse(vector, text, len(vector) + len(text), mentioned)
-            rescored = indexing.rescore_waiting(
+            rescored = freshness.rescore_waiting(
                 [hit.fact_id for hit in first], query_vector,
                 facts=settings.ECHO_MEMORY_QUERY_EMBED_FACTS,
                 seconds=settings.ECHO_MEMORY_QUERY_EMBED_SECONDS)

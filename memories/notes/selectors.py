@@ -26,8 +26,7 @@ from memories.models import Memory, Note
 from memories.notes import ranking as note_ranking
 from memories.notes import words as note_words
 from memories.schemas import MemoryContextArgs, MemoryDetailsArgs, MemorySearchArgs
-from memories.search import hybrid as search
-from memories.search import indexing
+from memories.search import candidates, freshness
 
 CONTEXT_MESSAGE = (
     "Use memory_search for specific topics and memory_details for a note's full details. "
@@ -53,18 +52,18 @@ def memory_search(principal: Principal, args: MemorySearchArgs) -> dict[str, Any
     embedding = embed_query(args.query)
     memory = memory_for(principal, args.memory)
     partition = partition_for(principal, args.scope)
-    window = search.NoteFilter(args.project or None)
+    window = candidates.NoteFilter(args.project or None)
     # Read-your-writes: a note saved on the last call is searched with its vector.
-    indexing.settle_notes(memory.pk, partition, notes=settings.ECHO_MEMORY_SEARCH_EMBED_NOTES,
-                          seconds=settings.ECHO_MEMORY_QUERY_EMBED_SECONDS)
+    freshness.settle_notes(memory.pk, partition, notes=settings.ECHO_MEMORY_SEARCH_EMBED_NOTES,
+                           seconds=settings.ECHO_MEMORY_QUERY_EMBED_SECONDS)
     pool = max(CANDIDATES_PER_RETRIEVER, args.limit * 2)
     with transaction.atomic(savepoint=False):
-        text = search.text_candidates(memory.pk, partition, args.query, pool, window,
-                                      corpus=search.NOTES)
-        vector = search.vector_candidates(memory.pk, partition, embedding.result(), pool,
-                                          window, corpus=search.NOTES)
-        candidates = list(dict.fromkeys(c.fact_id for c in [*vector, *text]))
-        words = note_words.word_matches(memory.pk, partition, args.query, candidates,
+        text = candidates.text_candidates(memory.pk, partition, args.query, pool, window,
+                                          corpus=candidates.NOTES)
+        vector = candidates.vector_candidates(memory.pk, partition, embedding.result(), pool,
+                                              window, corpus=candidates.NOTES)
+        found_ids = list(dict.fromkeys(c.fact_id for c in [*vector, *text]))
+        words = note_words.word_matches(memory.pk, partition, args.query, found_ids,
                                         selectors.get_embedder())
         hits = note_ranking.fuse_notes(vector, text, args.limit, words)
     found = len(hits)

@@ -23,28 +23,7 @@ from dataclasses import dataclass, field
 from django.db import connection
 
 from memories.graph.names import normalize
-
-# The candidate lists and the window they are read through, where callers reach them.
-from memories.search.candidates import (  # noqa: F401
-    AND_TERMS,
-    BM25_B,
-    BM25_K1,
-    ENDS,
-    ENDS_COLUMNS,
-    EXACT_SEARCH_MAX,
-    FACTS,
-    FIRST_PASS_SCAN,
-    HNSW_EF_SEARCH,
-    NOTES,
-    TEXT_CANDIDATE_BUDGET,
-    TEXT_CANDIDATE_CAP,
-    Candidate,
-    Corpus,
-    NoteFilter,
-    text_candidates,
-    vector_candidates,
-)
-from memories.search.window import Window  # noqa: F401
+from memories.search.candidates import Candidate
 
 # Reciprocal rank fusion constant. The usual 60 flattens the top of two 50-long lists so
 # much that agreement on mediocre hits beats a clear first place; 10 won on LoCoMo dev

@@ -37,7 +37,6 @@ from memories.search import task_senders
 
 # What callers reach through the indexer: read-your-writes (freshness.py) and what it
 # stores (storing.py), below it.
-from memories.search.freshness import rescore_waiting, settle_notes  # noqa: F401
 from memories.search.storing import NOTE_COLUMNS, _embed_and_store, _embed_and_store_notes
 
 logger = logging.getLogger(__name__)

@@ -8,6 +8,8 @@ PAGES = [
     ("/", "Echo Memory"),
     ("/admin/login/", "Log in"),
     ("/api/v1/docs", "Echo Memory"),
+    ("/docs/", "Architecture"),
+    ("/docs/architecture/", "One tool call, end to end"),
 ]
 
 

@@ -12,8 +12,9 @@ import pytest
 from django.db import connection
 
 from memories.models import Fact
-from memories.search import indexing
+from memories.search import candidates, freshness, indexing
 from memories.search.embeddings import get_embedder
+from memories.search.window import Window
 from tests import indexer_locks
 from tests.engine.conftest import Engine, fact, person
 
@@ -204,7 +205,7 @@ def test_rescoring_reads_the_settled_cosine_of_a_fact_stored_since_the_first_sea
     query_vector = get_embedder().embed([PARAPHRASE])[0]
 
     with an_indexer_holding(held, seconds=60) as committed:
-        rescored = indexing.rescore_waiting([held, stored], query_vector, facts=4, seconds=5)
+        rescored = freshness.rescore_waiting([held, stored], query_vector, facts=4, seconds=5)
         assert not committed.is_set()
 
     assert rescored.embedded == [held]
@@ -301,7 +302,6 @@ def test_words_weigh_a_just_written_fact_as_they_will_once_it_is_indexed(engine)
     """Word statistics come from the indexer; until it runs, the waiting facts are counted
     when searched, so the word ranking right after a write is the settled one."""
     from memories.models import Fact
-    from memories.search import hybrid as search
 
     engine.write(entities=[person("Ann"), person("Ben"), person("Cy"), person("Dee")],
                  assume_new=True, facts=[
@@ -314,8 +314,8 @@ def test_words_weigh_a_just_written_fact_as_they_will_once_it_is_indexed(engine)
 
     def scores() -> dict[object, float]:
         # By fact: two facts of one episode that score alike may come back in either order.
-        found = search.text_candidates(memory_id, partition, "who goes to the climbing gym",
-                                       10, search.Window())
+        found = candidates.text_candidates(memory_id, partition,
+                                           "who goes to the climbing gym", 10, Window())
         return {c.fact_id: round(c.score, 6) for c in found}
 
     waiting = scores()

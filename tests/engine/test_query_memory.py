@@ -45,7 +45,7 @@ def test_words_find_a_rare_term(team):
 def test_when_every_word_is_common_facts_with_all_of_them_are_scored(team, monkeypatch):
     from memories.graph.selectors import memory_for
     from memories.search import candidates
-    from memories.search import hybrid as search
+    from memories.search.window import Window
 
     # Endpoint names join a fact's searchable text, so the filler facts point at Kyoto.
     filler = [*(f"billing job {word} runs" for word in ("alpha", "beta", "gamma", "delta",
@@ -62,7 +62,7 @@ def test_when_every_word_is_common_facts_with_all_of_them_are_scored(team, monke
     monkeypatch.setattr(candidates, "TEXT_CANDIDATE_BUDGET", 1)
     monkeypatch.setattr(candidates, "TEXT_CANDIDATE_CAP", 2)
     memory = memory_for(team.principal)
-    found = search.text_candidates(memory.pk, "shared", "billing Postgres", 10, search.Window())
+    found = candidates.text_candidates(memory.pk, "shared", "billing Postgres", 10, Window())
     texts = set(Fact.objects.filter(pk__in=[c.fact_id for c in found])
                 .values_list("fact", flat=True))
     assert texts == {FACTS[1]["fact"], "The ledger writes billing events into Postgres"}
@@ -207,7 +207,9 @@ def test_on_equal_fused_scores_the_word_match_ranks_first():
 
 def test_a_word_match_on_an_incidental_word_gets_no_vote(team, monkeypatch):
     from memories.graph.selectors import memory_for
+    from memories.search import candidates
     from memories.search import hybrid as search
+    from memories.search.window import Window
 
     # Facts that share one common word ("went") with a paraphrased question: in a memory
     # of runbooks such matches fill the word list and, each with a vote, pushed the fact
@@ -222,7 +224,7 @@ def test_a_word_match_on_an_incidental_word_gets_no_vote(team, monkeypatch):
     Engine.index()
     question = "Who went trekking in the mountains during a vacation abroad?"
     memory = memory_for(team.principal)
-    found = search.text_candidates(memory.pk, "shared", question, 50, search.Window())
+    found = candidates.text_candidates(memory.pk, "shared", question, 50, Window())
     texts = dict(Fact.objects.filter(pk__in=[c.fact_id for c in found])
                  .values_list("pk", "fact"))
     measured = {texts[c.fact_id]: c.coverage for c in found}
@@ -286,22 +288,23 @@ def test_a_fact_next_to_good_matches_outranks_an_equally_scored_loner(monkeypatc
 
 def test_candidates_carry_where_each_fact_was_written(team):
     from memories.graph.selectors import memory_for
-    from memories.search import hybrid as search
+    from memories.search import candidates
     from memories.search.embeddings import get_embedder
+    from memories.search.window import Window
 
     memory = memory_for(team.principal)
     written = {f.pk: (f.episode_id, f.position) for f in Fact.objects.filter(memory=memory)}
     assert sorted(p for _, p in written.values()) == [0, 1, 2, 3, 4]
-    vector = search.vector_candidates(memory.pk, "shared", get_embedder().embed(
-        ["Who went trekking in the mountains?"])[0], 50, search.Window(), exact=True)
-    text = search.text_candidates(memory.pk, "shared", "Postgres Kyoto", 50, search.Window())
+    vector = candidates.vector_candidates(memory.pk, "shared", get_embedder().embed(
+        ["Who went trekking in the mountains?"])[0], 50, Window(), exact=True)
+    text = candidates.text_candidates(memory.pk, "shared", "Postgres Kyoto", 50, Window())
     # And a waiting fact, read by its first-pass vector.
     team.write(session_id="s2", entities=TEAM, facts=[
         fact("Alice", "Kyoto", "visited", "Alice toured the temples of Kyoto in autumn")])
     waiting = Fact.objects.get(fact__startswith="Alice toured")
     assert waiting.embedding is None
-    pending = search.vector_candidates(memory.pk, "shared", get_embedder().embed(
-        ["temples in autumn"])[0], 50, search.Window())
+    pending = candidates.vector_candidates(memory.pk, "shared", get_embedder().embed(
+        ["temples in autumn"])[0], 50, Window())
     written[waiting.pk] = (waiting.episode_id, waiting.position)
     for found in (vector, text, pending):
         assert found and all((c.episode_id, c.position) == written[c.fact_id] for c in found)

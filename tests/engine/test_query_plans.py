@@ -15,7 +15,8 @@ from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
 from memories.models import Fact
-from memories.search import vector_params
+from memories.search import candidates, vector_params
+from memories.search.window import Window
 from tests.engine.conftest import Engine, fact, person
 
 FACTS = 4000
@@ -87,9 +88,8 @@ def plan_of(run, marker: str, *, undo: bool = True) -> str:
 
 
 def test_hot_queries_use_their_indexes(graph, monkeypatch):
-    from memories.search import hybrid as search
 
-    monkeypatch.setattr(search, "EXACT_SEARCH_MAX", 1)  # the plans of a big memory
+    monkeypatch.setattr(candidates, "EXACT_SEARCH_MAX", 1)  # the plans of a big memory
     checks = [
         ("vector candidates", lambda: graph.query("who climbs"), "embedding <=>",
          "fact_embedding"),
@@ -209,25 +209,23 @@ def _uses_hnsw(run) -> bool:
 
 def test_a_small_partition_is_searched_exactly_and_a_large_one_through_hnsw(graph,
                                                                             monkeypatch):
-    from memories.search import hybrid as search
 
     assert not _uses_hnsw(lambda: graph.query("who climbs"))
-    monkeypatch.setattr(search, "EXACT_SEARCH_MAX", 1)
+    monkeypatch.setattr(candidates, "EXACT_SEARCH_MAX", 1)
     assert _uses_hnsw(lambda: graph.query("who climbs"))
     # A read of the past sees replaced versions too, which no partition index holds: HNSW
     # whatever the size.
-    monkeypatch.setattr(search, "EXACT_SEARCH_MAX", 10**9)
+    monkeypatch.setattr(candidates, "EXACT_SEARCH_MAX", 10**9)
     assert _uses_hnsw(lambda: graph.query("who climbs", as_of="2999-01-01T00:00:00Z"))
 
 
 def test_the_exact_branch_returns_the_true_nearest_facts(graph):
     from memories.models import Fact
     from memories.search import embeddings
-    from memories.search import hybrid as search
 
     memory_id, partition = Fact.objects.values_list("memory_id", "partition").first()
     query = embeddings.get_embedder().embed(["who climbs"])[0]
-    found = search.vector_candidates(memory_id, partition, query, 50, search.Window(),
+    found = candidates.vector_candidates(memory_id, partition, query, 50, Window(),
                                      exact=True)
     literal = "[" + ",".join(map(str, query.tolist())) + "]"
     with connection.cursor() as cursor:

@@ -8,8 +8,7 @@ from memories.models import Note
 from memories.notes import ranking as note_ranking
 from memories.notes import words as note_words
 from memories.notes.words import WordMatch
-from memories.search import hybrid as search
-from memories.search import indexing
+from memories.search import candidates, indexing
 from memories.search.embeddings import get_embedder
 from memories.search.hybrid import Candidate
 from tests.notes.conftest import note
@@ -90,9 +89,9 @@ def test_a_pasted_error_message_finds_its_note_first_among_near_neighbours(agent
     # word search measures on the stored notes: the pasted message is most of the question,
     # a note sharing only "timeout" almost none of it.
     pasted = Note.objects.get(pk=saved[1]["id"])
-    coverage = {str(c.fact_id): c.coverage for c in search.text_candidates(
-        pasted.memory_id, pasted.partition, query, 10, search.NoteFilter(),
-        corpus=search.NOTES)}
+    coverage = {str(c.fact_id): c.coverage for c in candidates.text_candidates(
+        pasted.memory_id, pasted.partition, query, 10, candidates.NoteFilter(),
+        corpus=candidates.NOTES)}
     others = [coverage[reply["id"]] for reply in (saved[0], saved[2]) if reply["id"] in coverage]
     # 0.56 here: BM25's length normalization lowers a long note's share, which keeps this
     # one under the chosen floor (0.8); noted in the issue as the next thing to measure.
