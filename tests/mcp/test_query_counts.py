@@ -13,7 +13,7 @@ import pytest
 
 from accounts.principal import principal_from_key
 from mcp_gateway.tools import TOOLS, call_tool
-from tests.notes.test_redaction_everywhere import base_arguments
+from tests.tool_arguments import base_arguments
 
 # Statements per call, measured on main when the pin was set (362bc57 + the moves).
 QUERIES = {
@@ -70,3 +70,7 @@ def test_each_tool_call_makes_its_pinned_number_of_queries(name, ready,
         call_tool(principal, tool, copy.deepcopy(first))
     with django_assert_num_queries(QUERIES[name]):
         call_tool(principal, tool, copy.deepcopy(second))
+
+
+def test_every_registered_tool_has_a_pinned_count():
+    assert set(QUERIES) == set(TOOLS)
