@@ -12,7 +12,7 @@ import pytest
 from django.db import connection
 
 from memories.models import Fact
-from memories.search import hybrid as search
+from memories.search import candidates
 from tests.mcp.test_hostile_arguments import episode
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -109,7 +109,7 @@ def test_a_dropped_database_connection_is_a_fault_at_both_doors_not_a_refusal(
     assert not session.call("write_episode", episode())["result"]["isError"]
     query = {"scope": "shared", "query": "Ada"}
     try:
-        _drop_connection_during(monkeypatch, search, "text_candidates")
+        _drop_connection_during(monkeypatch, candidates, "text_candidates")
         over_mcp = session.request("tools/call", {"name": "query_memory", "arguments": query})
         connection.close()
         over_rest = client.post("/api/v1/tools/query_memory", data=json.dumps(query),
