@@ -15,7 +15,9 @@ from api.parsers import JsonBodyParser
 from api.schema import ERROR_RESPONSES
 from echomem.errors import ValidationFailed
 from echomem.request_context import RequestContext
-from mcp_gateway.tools import TOOLS, Tool, call_tool
+from tools.calling import call_tool
+from tools.contract import Tool
+from tools.registry import TOOLS
 
 
 def tool_view(tool: Tool):

@@ -51,21 +51,21 @@ def percentile(values: list[float], p: float) -> float:
 
 
 def load_entities(principal, names: list[str]) -> None:
-    from memories.graph.services import write_episode
-    from memories.schemas import WriteEpisodeArgs, parse
+    from tools.calling import run_validated
+    from tools.registry import TOOLS
 
     entities = [{"name": n, "type": "person"} for n in names]
     entities += [{"name": t, "type": "service"} for t in corpus.THINGS]
     for start in range(0, len(entities), 500):
-        write_episode(principal, parse(WriteEpisodeArgs, {
+        run_validated(principal, TOOLS["write_episode"], {
             "scope": "shared", "memory": "perf", "assume_new": True,
-            "entities": entities[start:start + 500]}))
+            "entities": entities[start:start + 500]})
 
 
 def write_batches(principal, facts: list[dict]) -> float:
     """Seconds to write `facts` through write_episode, BATCH at a time."""
-    from memories.graph.services import write_episode
-    from memories.schemas import WriteEpisodeArgs, parse
+    from tools.calling import run_validated
+    from tools.registry import TOOLS
 
     started = time.perf_counter()
     for start in range(0, len(facts), BATCH):
@@ -73,9 +73,9 @@ def write_batches(principal, facts: list[dict]) -> float:
         names = sorted({f["source"] for f in chunk} | {f["target"] for f in chunk})
         entities = [{"name": n, "type": "service" if n in corpus.THINGS else "person"}
                     for n in names]
-        reply = write_episode(principal, parse(WriteEpisodeArgs, {
+        reply = run_validated(principal, TOOLS["write_episode"], {
             "scope": "shared", "memory": "perf", "session_id": f"bench/{start}",
-            "entities": entities, "facts": chunk}))
+            "entities": entities, "facts": chunk})
         assert reply["stored"] and reply["units"] == len(chunk), reply
     return time.perf_counter() - started
 
@@ -145,20 +145,18 @@ def measure_queries(principal, questions: list[str]) -> dict[str, list[float]]:
     from django.test.utils import CaptureQueriesContext
 
     from memories.graph import selectors
-    from memories.schemas import QueryMemoryArgs, parse
 
     service, raw, embed = [], [], []
     for question in questions:
         selectors._query_vector.cache_clear()
-        args = parse(QueryMemoryArgs, {"scope": "shared", "memory": "perf",
-                                       "query": question, "top_k": 10})
+        args = {"scope": "shared", "memory": "perf", "query": question, "top_k": 10}
         started = time.perf_counter()
         selectors._query_vector(question)
         embed.append((time.perf_counter() - started) * 1000)
         selectors._query_vector.cache_clear()
         with CaptureQueriesContext(connection) as captured:
             started = time.perf_counter()
-            result = selectors.query_memory(principal, args)
+            result = selectors.query_memory(principal, **args)
             service.append((time.perf_counter() - started) * 1000)
         assert result["facts"], question
         statements = [q["sql"] for q in captured.captured_queries]
@@ -179,12 +177,14 @@ def explain_hot_queries(principal, question: str) -> str:
     from django.test.utils import CaptureQueriesContext
 
     from memories.graph import selectors
+    from memories.graph.inputs import EntityIn
     from memories.graph.resolution import resolve
-    from memories.schemas import EntityIn, QueryMemoryArgs, parse
+    from tools.calling import run_validated
+    from tools.registry import TOOLS
 
     with CaptureQueriesContext(connection) as captured:
-        selectors.query_memory(principal, parse(QueryMemoryArgs, {
-            "scope": "shared", "memory": "perf", "query": question}))
+        run_validated(principal, TOOLS["query_memory"], {
+            "scope": "shared", "memory": "perf", "query": question})
         # A name close to existing ones: the similar-name lookups of entity resolution.
         resolve(memory=selectors.memory_for(principal, "perf"), partition="shared",
                 entities=[EntityIn(name="Ada Abbe", type="person")], resolutions={},

@@ -127,8 +127,8 @@ def quality() -> None:
 def write_cost(rounds: int, total: int) -> None:
     from django.conf import settings
 
-    from memories.graph.services import write_episode
-    from memories.schemas import WriteEpisodeArgs, parse
+    from tools.calling import run_validated
+    from tools.registry import TOOLS
 
     principal, _ = bench_principal("writer")
     names = corpus.people(300)
@@ -142,11 +142,11 @@ def write_cost(rounds: int, total: int) -> None:
             started = time.perf_counter()
             for start in range(offset, offset + total, 20):
                 batch = facts[start:start + 20]
-                write_episode(principal, parse(WriteEpisodeArgs, {
+                run_validated(principal, TOOLS["write_episode"], {
                     "scope": "shared", "assume_new": start == 0, "facts": batch,
                     "entities": [{"name": n, "type": "thing"}
                                  for n in sorted({f[k] for f in batch
-                                                  for k in ("source", "target")})]}))
+                                                  for k in ("source", "target")})]})
             rates[enabled].append(total / (time.perf_counter() - started))
             offset += total
     settings.ECHO_MEMORY_FIRST_PASS = True
@@ -160,9 +160,9 @@ def write_cost(rounds: int, total: int) -> None:
 def first_query(episodes: int, indexer: str) -> None:
     from django.conf import settings
 
-    from memories.graph.selectors import query_memory
-    from memories.graph.services import memory_create, write_episode
-    from memories.schemas import QueryMemoryArgs, WriteEpisodeArgs, parse
+    from memories.graph.services import memory_create
+    from tools.calling import run_validated
+    from tools.registry import TOOLS
 
     names = corpus.people(300)
     budget = settings.ECHO_MEMORY_QUERY_EMBED_FACTS
@@ -182,12 +182,12 @@ def first_query(episodes: int, indexer: str) -> None:
             batch = corpus.facts(499, names, seed=100 + n)
             batch.insert(n * 97 % 500, TARGET)
             entities = sorted({f[k] for f in batch for k in ("source", "target")})
-            write_episode(principal, parse(WriteEpisodeArgs, {
+            run_validated(principal, TOOLS["write_episode"], {
                 "scope": "shared", "memory": memory, "assume_new": True, "facts": batch,
-                "entities": [{"name": e, "type": "thing"} for e in entities]}))
+                "entities": [{"name": e, "type": "thing"} for e in entities]})
             started = time.perf_counter()
-            reply = query_memory(principal, parse(QueryMemoryArgs, {
-                "scope": "shared", "memory": memory, "query": QUESTION, "top_k": 10}))
+            reply = run_validated(principal, TOOLS["query_memory"], {
+                "scope": "shared", "memory": memory, "query": QUESTION, "top_k": 10})
             seconds.append(time.perf_counter() - started)
             found += any(f["fact"] == TARGET["fact"] and "vector" in f["matched"]
                          for f in reply["facts"])

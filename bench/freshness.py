@@ -56,14 +56,14 @@ class Importer(threading.Thread):
     def run(self) -> None:
         from django.db import connection
 
-        from memories.graph.services import write_episode
-        from memories.schemas import WriteEpisodeArgs, parse
+        from tools.calling import run_validated
+        from tools.registry import TOOLS
 
         try:
             while not self.stop.is_set():
                 started = time.perf_counter()
-                write_episode(self.principal, parse(WriteEpisodeArgs, episode(
-                    f"import-{self.written}", 20)))
+                run_validated(self.principal, TOOLS["write_episode"], episode(
+                    f"import-{self.written}", 20))
                 self.written += 20
                 self.stop.wait(max(0.0, self.interval - (time.perf_counter() - started)))
         finally:
@@ -91,11 +91,10 @@ def main() -> None:
     args = parser.parse_args()
 
     fresh_instance(indexing="thread")
-    from memories.graph.selectors import query_memory
-    from memories.graph.services import write_episode
-    from memories.schemas import QueryMemoryArgs, WriteEpisodeArgs, parse
     from memories.search.embeddings import get_embedder
     from memories.search.indexing import pending_count
+    from tools.calling import run_validated
+    from tools.registry import TOOLS
 
     get_embedder().embed(["warm up"] * 40)  # both sessions built before anything is timed
     agent, _ = bench_principal("agent")
@@ -107,7 +106,7 @@ def main() -> None:
     for size in args.sizes:
         indexer_seconds, call_seconds, waiting, first_pass = [], [], [], 0
         for n in range(args.episodes):
-            reply = write_episode(agent, parse(WriteEpisodeArgs, episode(f"a{size}-{n}", size)))
+            reply = run_validated(agent, TOOLS["write_episode"], episode(f"a{size}-{n}", size))
             acknowledged = time.perf_counter()
             ids = [edge["fact_id"] for edge in reply["edges_created"]]
             first_pass += not without_any_vector(ids)
@@ -115,10 +114,10 @@ def main() -> None:
                 time.sleep(0.01)
             indexer_seconds.append(time.perf_counter() - acknowledged)
         for n in range(args.episodes):
-            write_episode(agent, parse(WriteEpisodeArgs, episode(f"q{size}-{n}", size)))
+            run_validated(agent, TOOLS["write_episode"], episode(f"q{size}-{n}", size))
             asked = time.perf_counter()
-            answer = query_memory(agent, parse(QueryMemoryArgs, {
-                "scope": "shared", "query": "Who looked over the money records?", "top_k": 10}))
+            answer = run_validated(agent, TOOLS["query_memory"], {
+                "scope": "shared", "query": "Who looked over the money records?", "top_k": 10})
             call_seconds.append(time.perf_counter() - asked)
             waiting.append(answer["facts_pending_vector"])
         rows.append((size, first_pass, indexer_seconds, call_seconds, waiting))

@@ -70,19 +70,20 @@ def sessions(sample: dict) -> list[tuple[int, list[dict]]]:
 
 def load_conversation(principal, account, sample: dict, memory_name: str) -> dict[str, str]:
     """Write every session as one episode; returns fact_id -> dia_id."""
-    from memories.graph.services import memory_create, write_episode
-    from memories.schemas import WriteEpisodeArgs, parse
+    from memories.graph.services import memory_create
+    from tools.calling import run_validated
+    from tools.registry import TOOLS
 
     memory_create(account_id=account.pk, name=memory_name)
     conversation = sample["conversation"]
     entities = [{"name": conversation[k], "type": "person"} for k in ("speaker_a", "speaker_b")]
     dia_by_fact: dict[str, str] = {}
     for index, (number, facts) in enumerate(sessions(sample)):
-        reply = write_episode(principal, parse(WriteEpisodeArgs, {
+        reply = run_validated(principal, TOOLS["write_episode"], {
             "scope": "shared", "memory": memory_name, "assume_new": index == 0,
             "session_id": f"{sample['sample_id']}/session_{number}",
             "entities": entities, "facts": facts,
-        }))
+        })
         assert reply["stored"], reply
         for edge in reply["edges_created"]:
             dia_by_fact[edge["fact_id"]] = edge["relation_type"].removeprefix("said ")
@@ -100,14 +101,15 @@ def retrieve(principal, memory_name: str, question: str) -> tuple[dict[str, list
     """Top-10 fact ids of each retriever for one question, and the facts still waiting
     for their vector when the product answered."""
     from memories.core.scopes import partition_for
-    from memories.graph.selectors import _query_vector, memory_for, query_memory
-    from memories.schemas import QueryMemoryArgs, parse
+    from memories.graph.selectors import _query_vector, memory_for
     from memories.search import candidates
     from memories.search.window import Window
+    from tools.calling import run_validated
+    from tools.registry import TOOLS
 
     # The product first: under --immediate it is the call that meets the fresh facts.
-    hybrid = query_memory(principal, parse(QueryMemoryArgs, {
-        "scope": "shared", "memory": memory_name, "query": question, "top_k": 10}))
+    hybrid = run_validated(principal, TOOLS["query_memory"], {
+        "scope": "shared", "memory": memory_name, "query": question, "top_k": 10})
     memory = memory_for(principal, memory_name)
     partition = partition_for(principal, "shared")
     window = Window()

@@ -37,7 +37,6 @@ def main() -> None:
 
     from memories.graph import selectors
     from memories.graph.services import memory_create
-    from memories.schemas import QueryMemoryArgs, parse
     from memories.search import indexing
 
     principal, account = bench_principal()
@@ -55,10 +54,9 @@ def main() -> None:
     for index, question in enumerate(questions):
         for metered in ((True, False) if index % 2 else (False, True)):
             settings.SELF_HOSTED = not metered
-            args = parse(QueryMemoryArgs, {"scope": "shared", "memory": "perf",
-                                           "query": question, "top_k": 10})
+            args = {"scope": "shared", "memory": "perf", "query": question, "top_k": 10}
             started = time.perf_counter()
-            result = selectors.query_memory(principal, args)
+            result = selectors.query_memory(principal, **args)
             timings[metered].append((time.perf_counter() - started) * 1000)
             assert result["facts"], question
 

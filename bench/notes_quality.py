@@ -63,7 +63,7 @@ class FuseTap:
 
 
 def tool(name: str):
-    from mcp_gateway.tools import TOOLS
+    from tools.registry import TOOLS
 
     if name not in TOOLS:
         sys.exit(f"the server has no `{name}` tool yet (issue 12 adds the note tools); "
@@ -73,7 +73,7 @@ def tool(name: str):
 
 def save_notes(principal, notes: list[dict]) -> dict[str, str]:
     """Save every note through memory_save; returns server id -> the set's note id."""
-    from mcp_gateway.tools import call_tool
+    from tools.calling import call_tool
 
     save = tool("memory_save")
     set_id_of: dict[str, str] = {}
@@ -98,7 +98,7 @@ def check_indexed(count: int) -> None:
 
 def rankings(principal, tap: FuseTap, question: str) -> dict[str, list[str]]:
     """Server note ids, best first, of each retriever for one memory_search call."""
-    from mcp_gateway.tools import call_tool
+    from tools.calling import call_tool
 
     tap.calls.clear()
     reply = call_tool(principal, tool("memory_search"),

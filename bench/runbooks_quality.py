@@ -55,7 +55,8 @@ def episode_arguments(episode: dict, facts: list[dict], memory: str) -> dict:
 
 def write_set(principal, episodes: list[dict], facts: list[dict], memory: str) -> dict[str, str]:
     """Write every record through write_episode; returns server fact id -> the set's id."""
-    from mcp_gateway.tools import TOOLS, call_tool
+    from tools.calling import call_tool
+    from tools.registry import TOOLS
 
     set_id_of: dict[str, str] = {}
     for episode in episodes:
@@ -101,7 +102,8 @@ def load_into(principal, account, folder: Path = DATA, memory: str = MEMORY, *,
 
 def ask(principal, tap: FusionTap, memory: str, question: str) -> tuple[list[str], Recorded]:
     """The tool's ranked fact ids and what it handed to fuse, for one query_memory call."""
-    from mcp_gateway.tools import TOOLS, call_tool
+    from tools.calling import call_tool
+    from tools.registry import TOOLS
 
     tap.calls.clear()
     reply = call_tool(principal, TOOLS["query_memory"],

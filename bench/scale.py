@@ -169,14 +169,13 @@ def capture(principal, questions: list[str]) -> list[list[str]]:
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    from memories.graph import selectors
-    from memories.schemas import QueryMemoryArgs, parse
+    from tools.calling import run_validated
+    from tools.registry import TOOLS
 
     out = []
     for question in questions:
         with CaptureQueriesContext(connection) as captured:
-            result = selectors.query_memory(principal, parse(QueryMemoryArgs,
-                                                             query_args(question)))
+            result = run_validated(principal, TOOLS["query_memory"], query_args(question))
         assert result["facts_pending_vector"] == 0, result["facts_pending_vector"]
         out.append([q["sql"] for q in captured.captured_queries])
     return out

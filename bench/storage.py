@@ -44,9 +44,9 @@ def load(principal, total: int) -> None:
     from django.db import connection
     from tqdm import tqdm
 
-    from memories.graph.services import write_episode
-    from memories.schemas import WriteEpisodeArgs, parse
     from memories.search.storing import count_terms
+    from tools.calling import run_validated
+    from tools.registry import TOOLS
 
     names = [f"Service {i}" for i in range(ENTITIES)]
     for start in tqdm(range(0, total, EPISODE), desc="loading facts", unit="episode"):
@@ -56,9 +56,9 @@ def load(principal, total: int) -> None:
             facts.append({"source": a, "target": b, "relation_type": f"rel_{i}",
                           "fact": TEMPLATES[i % len(TEMPLATES)].format(a=a, b=b, i=i),
                           "confidence": "extracted"})
-        write_episode(principal, parse(WriteEpisodeArgs, {
+        run_validated(principal, TOOLS["write_episode"], {
             "scope": "shared", "assume_new": start == 0, "facts": facts,
-            "entities": [{"name": name, "type": "service"} for name in names]}))
+            "entities": [{"name": name, "type": "service"} for name in names]})
     with connection.cursor() as cursor:
         # Vectors under a live HNSW index go in one by one; building it once is what a
         # bulk load does (the same as bench/transport.py).

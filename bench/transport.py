@@ -52,8 +52,8 @@ def load(principal, total: int) -> None:
     from django.db import connection
     from tqdm import tqdm
 
-    from memories.graph.services import write_episode
-    from memories.schemas import WriteEpisodeArgs, parse
+    from tools.calling import run_validated
+    from tools.registry import TOOLS
 
     services = [f"Service {i}" for i in range(200)]
     for start in tqdm(range(0, total, EPISODE), desc="loading facts", unit="episode"):
@@ -63,9 +63,9 @@ def load(principal, total: int) -> None:
                           f"for {QUERIES[i % 4].split()[-1]} number {i}.",
                   "confidence": "extracted"}
                  for i in range(start, min(total, start + EPISODE))]
-        write_episode(principal, parse(WriteEpisodeArgs, {
+        run_validated(principal, TOOLS["write_episode"], {
             "scope": "shared", "assume_new": start == 0, "facts": facts,
-            "entities": [{"name": s, "type": "service"} for s in services]}))
+            "entities": [{"name": s, "type": "service"} for s in services]})
     # Filling 100k vectors under a live HNSW index inserts them one by one (many minutes);
     # dropping it and building it again in memory takes a fraction of that.
     with connection.cursor() as cursor:
@@ -150,7 +150,8 @@ def paired(principal, endpoint: str, key: str, tool: str, calls: int,
     Postgres's own is in neither), which a busy machine inflates much less."""
     import httpx
 
-    from mcp_gateway.tools import TOOLS, call_tool
+    from tools.calling import call_tool
+    from tools.registry import TOOLS
 
     session = open_session(endpoint, key)
     direct_times, http_times, direct_cpu = [], [], 0.0

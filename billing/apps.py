@@ -25,9 +25,12 @@ class BillingConfig(AppConfig):
         from accounts.models import Account
         from billing.cancellation import cancel_on_account_delete
         from billing.ledger import LedgerMeter
+        from billing.rates import requests_per_minute
+        from echomem import admission
         from memories.core import metering
 
         metering.install(LedgerMeter())
+        admission.install_plan_rate(requests_per_minute)
         pre_delete.connect(cancel_on_account_delete, sender=Account,
                            dispatch_uid="billing.cancel_on_account_delete")
         post_migrate.connect(_plans_after_flush, sender=self,

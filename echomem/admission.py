@@ -8,16 +8,28 @@ counts against that key's window, whatever follows.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
 
 from accounts import keys
 from accounts.principal import Principal, principal_from_authorization
-from billing.rates import requests_per_minute
 from echomem import log_context, metrics, ratelimit
 from echomem.client_address import client_address, client_key
 from echomem.errors import AuthenticationFailed, RateLimited
 from echomem.origins import check_origin
 from echomem.public_url import request_base
+
+# An account's requests a minute by its plan: billing installs it when it is ready
+# (billing/apps.py), as it installs its meter in the engine, so the gates import no billing.
+PlanRate = Callable[[int], int]
+_plan_rate: PlanRate | None = None
+
+
+def install_plan_rate(rate: PlanRate) -> None:
+    global _plan_rate
+    _plan_rate = rate
 
 
 def admit(request) -> Principal:
@@ -77,4 +89,6 @@ def rate_limit_of(principal: Principal) -> int:
     on the hosted service, the plan's (billing/rates.py: 240 on the default plan)."""
     if settings.SELF_HOSTED and principal.requests_per_minute:
         return principal.requests_per_minute
-    return requests_per_minute(principal.account_id)
+    if _plan_rate is None:
+        raise ImproperlyConfigured("no plan rate is installed: add `billing` to INSTALLED_APPS")
+    return _plan_rate(principal.account_id)

@@ -204,6 +204,7 @@ INSTALLED_APPS = [
     "accounts",
     "memories",
     "billing",
+    "tools",
     "mcp_gateway",
     "web",
     "api",

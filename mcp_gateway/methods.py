@@ -20,7 +20,9 @@ from mcp_gateway import extensions, stateless, versions
 from mcp_gateway.instructions import SERVER_INSTRUCTIONS
 from mcp_gateway.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, Message, RpcError
 from mcp_gateway.models import McpSession
-from mcp_gateway.tools import TOOLS, Tool, call_tool
+from tools.calling import call_tool
+from tools.contract import Tool
+from tools.registry import TOOLS
 
 logger = logging.getLogger(__name__)
 SERVER_NAME = "echo-memory"

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PRODUCT = ["echomem", "accounts", "memories", "billing", "mcp_gateway", "api", "web",
+PRODUCT = ["echomem", "accounts", "memories", "billing", "tools", "mcp_gateway", "api", "web",
            "agent_cli"]
 
 
@@ -46,8 +46,10 @@ def copy_of_the_product(into: Path) -> Path:
 
 def test_an_arrow_against_a_contract_breaks_it_by_name(tmp_path):
     project = copy_of_the_product(tmp_path)
-    # Three arrows DESIGN.md forbids, each against a different contract.
+    # Arrows DESIGN.md forbids, against different contracts.
     (project / "memories" / "arrow_probe.py").write_text("from billing import rates\n")
+    (project / "memories" / "contract_probe.py").write_text("from tools import registry\n")
+    (project / "api" / "arrow_probe.py").write_text("from mcp_gateway import jsonrpc\n")
     (project / "agent_cli" / "arrow_probe.py").write_text("import memories.models\n")
     (project / "web" / "arrow_probe.py").write_text("from api import errors\n")
 
@@ -56,8 +58,12 @@ def test_an_arrow_against_a_contract_breaks_it_by_name(tmp_path):
 
     assert result.returncode != 0, report
     for contract, arrow in [
-        ("The engine imports no door and not billing (billing installs its meter)",
-         "memories.arrow_probe -> billing.rates"),
+        ("The engine imports no door, no tool contract and not billing (billing installs its "
+         "meter)", "memories.arrow_probe -> billing.rates"),
+        ("The engine imports no door, no tool contract and not billing (billing installs its "
+         "meter)", "memories.contract_probe -> tools.registry"),
+        ("Doors above the tool contract above billing above the engine",
+         "api.arrow_probe -> mcp_gateway.jsonrpc"),
         ("The memory command talks to the server over HTTP: no server app imported",
          "agent_cli.arrow_probe -> memories.models"),
         ("The web imports no other door", "web.arrow_probe -> api.errors"),

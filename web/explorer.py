@@ -1,7 +1,7 @@
 """The memory explorer: search and browse a memory's facts, an entity's edges and their
 history, an episode's provenance, and trace_cause drawn as a picture.
 
-Thin pages over the engine's own selectors (query_memory, trace_cause) and the browse
+Thin pages over the tools' handlers (query_memory, trace_cause) and the browse
 selectors in memories/; a person reads the shared partition or one of their own tools'
 solo partitions (DESIGN, "People in the browser").
 """
@@ -19,12 +19,12 @@ from django.shortcuts import render
 from accounts.principal import Principal
 from echomem.errors import ValidationFailed
 from memories.graph.browse import fact_page, scope_choices, scope_value, with_links
-from memories.graph.causal import trace_cause
 from memories.graph.entities import entity_detail
 from memories.graph.episodes import episode_detail
-from memories.graph.selectors import memory_for, query_memory
+from memories.graph.selectors import memory_for
 from memories.models import Memory
-from memories.schemas import QueryMemoryArgs, TraceCauseArgs, parse
+from tools import query_memory, trace_cause
+from tools.parsing import parse
 from web.acting import acting
 from web.cause_diagram import diagram
 from web.explorer_forms import CauseForm, FactsForm
@@ -67,10 +67,11 @@ def memory_explorer(request: HttpRequest, principal: Principal, memory: Memory) 
         query = form.cleaned_data["q"]
         try:
             if query:
-                results = query_memory(scope.principal(principal), parse(
-                    QueryMemoryArgs, {"memory": memory.name, "scope": scope.engine_scope,
-                                      "query": query, "top_k": SEARCH_RESULTS,
-                                      "include_superseded": form.cleaned_data["superseded"]}))
+                results = query_memory.run(scope.principal(principal), parse(
+                    query_memory.QueryMemoryArgs, {
+                        "memory": memory.name, "scope": scope.engine_scope, "query": query,
+                        "top_k": SEARCH_RESULTS,
+                        "include_superseded": form.cleaned_data["superseded"]}))
                 facts = with_links(memory, results["facts"])
                 for fact in facts:
                     fact["found_by"] = [FOUND_BY.get(how, how) for how in fact["matched"]]
@@ -125,7 +126,7 @@ def cause_page(request: HttpRequest, principal: Principal, memory: Memory) -> Ht
     if form.is_bound and form.is_valid():
         scope = form.chosen_scope()
         try:
-            reply = trace_cause(scope.principal(principal), parse(TraceCauseArgs, {
+            reply = trace_cause.run(scope.principal(principal), parse(trace_cause.TraceCauseArgs, {
                 "memory": memory.name, "scope": scope.engine_scope,
                 "subject": form.cleaned_data["subject"],
                 "direction": form.cleaned_data["direction"] or "both",

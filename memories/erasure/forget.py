@@ -25,6 +25,7 @@ id not found refuses the whole call before anything changes.
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass
 from typing import Any
 
 from django.db import connection, transaction
@@ -38,49 +39,64 @@ from memories.graph.selectors import memory_for
 from memories.models import Entity, Episode, Fact, Memory, Note, NoteVersion, RecallSave
 from memories.notes import words as note_words
 from memories.notes.selectors import id_range
-from memories.schemas import ForgetArgs
 from memories.search import storing
 
 
-def forget(principal: Principal, args: ForgetArgs) -> dict[str, Any]:
-    memory = memory_for(principal, args.memory)
-    partition = partition_for(principal, args.scope)
+@dataclass(frozen=True)
+class _Named:
+    """What the call named to forget, by kind."""
+
+    facts: list[uuid.UUID]
+    entities: list[uuid.UUID]
+    episodes: list[uuid.UUID]
+    notes: list[str]
+
+
+def forget(principal: Principal, *, scope: str, memory: str | None = None,
+           facts: list[uuid.UUID] = (), entities: list[uuid.UUID] = (),
+           episodes: list[uuid.UUID] = (), notes: list[str] = ()) -> dict[str, Any]:
+    """Erase what is named (note ids or 8+ character prefixes) and everything that goes with
+    it, or nothing when any id is not found in this memory and scope."""
+    named = _Named(list(facts), list(entities), list(episodes), list(notes))
+    graph = memory_for(principal, memory)
+    partition = partition_for(principal, scope)
     with transaction.atomic():
-        _hold_exclusively(memory)
-        named_notes = _note_ids(memory, partition, args.notes)
-        _refuse_unknown(memory, partition, args, named_notes)
-        notes = list(dict.fromkeys(named_notes.values()))
-        facts = _facts_to_forget(memory, partition, args)
-        entities = _entities_to_forget(memory, partition, args, facts)
+        _hold_exclusively(graph)
+        named_notes = _note_ids(graph, partition, named.notes)
+        _refuse_unknown(graph, partition, scope, named, named_notes)
+        note_ids = list(dict.fromkeys(named_notes.values()))
+        fact_ids = _facts_to_forget(graph, partition, named)
+        entity_ids = _entities_to_forget(graph, partition, named, fact_ids)
         with connection.cursor() as cursor:
-            storing.uncount_terms(cursor, facts)
+            storing.uncount_terms(cursor, fact_ids)
         counted = {
-            "recall_saves": RecallSave.objects.filter(fact_id__in=facts).count(),
-            "note_versions": NoteVersion.objects.filter(note_id__in=notes).count(),
+            "recall_saves": RecallSave.objects.filter(fact_id__in=fact_ids).count(),
+            "note_versions": NoteVersion.objects.filter(note_id__in=note_ids).count(),
         }
         # The ORM follows every relation the models declare (recall saves, the
         # superseded_by links, note versions), so a table added later is covered.
-        Fact.objects.filter(pk__in=facts).only("id").delete()
-        _delete_entities(entities)
-        Episode.objects.filter(pk__in=args.episodes).only("id").delete()
-        Note.objects.filter(pk__in=notes).only("id").delete()
-        if notes:
+        Fact.objects.filter(pk__in=fact_ids).only("id").delete()
+        _delete_entities(entity_ids)
+        Episode.objects.filter(pk__in=named.episodes).only("id").delete()
+        Note.objects.filter(pk__in=note_ids).only("id").delete()
+        if note_ids:
             with connection.cursor() as cursor:
-                note_words.prune_words(cursor, memory.pk, partition)
-        forgotten = {"facts": [str(pk) for pk in facts], "entities": [str(pk) for pk in entities],
-                     "episodes": sorted({str(pk) for pk in args.episodes}),
-                     "notes": [str(pk) for pk in notes]}
+                note_words.prune_words(cursor, graph.pk, partition)
+        forgotten = {"facts": [str(pk) for pk in fact_ids],
+                     "entities": [str(pk) for pk in entity_ids],
+                     "episodes": sorted({str(pk) for pk in named.episodes}),
+                     "notes": [str(pk) for pk in note_ids]}
         erased = erase_object_events(
-            account_id=memory.account_id, memory_id=memory.pk, partition=partition,
+            account_id=graph.account_id, memory_id=graph.pk, partition=partition,
             object_ids=forgotten["facts"] + forgotten["entities"] + forgotten["notes"],
             fact_ids=forgotten["facts"])
-        audit_record(principal=principal, memory=memory, partition=partition, session_id="",
-                     changes=[Change(MEMORY_FORGOTTEN, str(memory.pk),
+        audit_record(principal=principal, memory=graph, partition=partition, session_id="",
+                     changes=[Change(MEMORY_FORGOTTEN, str(graph.pk),
                                      after=forgotten | {ERASED_SEQS: erased})])
     counts = {kind: len(ids) for kind, ids in forgotten.items()}
     return {
-        **counts, **counted, "audit_events_erased": len(erased), "memory": memory.name,
-        "scope": args.scope, "units": 0,
+        **counts, **counted, "audit_events_erased": len(erased), "memory": graph.name,
+        "scope": scope, "units": 0,
         "message": (f"Forgot {counts['facts']} fact(s), {counts['entities']} entit"
                     f"{'y' if counts['entities'] == 1 else 'ies'}, {counts['episodes']} "
                     f"episode(s) and {counts['notes']} note(s); their text was erased from "
@@ -119,12 +135,12 @@ def _note_ids(memory: Memory, partition: str, given: list[str]) -> dict[str, uui
     return {value: (matches.get(index) or [None])[0] for index, value in enumerate(given)}
 
 
-def _refuse_unknown(memory: Memory, partition: str, args: ForgetArgs,
+def _refuse_unknown(memory: Memory, partition: str, scope: str, named: _Named,
                     notes: dict[str, uuid.UUID | None]) -> None:
     """Every id must name an object of this memory and partition; else nothing is done."""
     missing: dict[str, list[str]] = {}
-    for field, model, ids in (("facts", Fact, args.facts), ("entities", Entity, args.entities),
-                              ("episodes", Episode, args.episodes)):
+    for field, model, ids in (("facts", Fact, named.facts), ("entities", Entity, named.entities),
+                              ("episodes", Episode, named.episodes)):
         if ids:
             here = set(model.objects.filter(pk__in=ids, memory_id=memory.pk,
                                             partition=partition).values_list("pk", flat=True))
@@ -137,18 +153,18 @@ def _refuse_unknown(memory: Memory, partition: str, args: ForgetArgs,
     if missing:
         listed = "; ".join(f"{field}: {', '.join(ids)}" for field, ids in missing.items())
         raise NotFound(
-            f"not found in scope {args.scope!r} of memory {memory.name!r}: {listed}; nothing "
+            f"not found in scope {scope!r} of memory {memory.name!r}: {listed}; nothing "
             "was forgotten", field=next(iter(missing)),
             fix="pass ids this memory returned in the same scope (another scope's or "
                 "memory's ids are not found here), or drop the ones already forgotten")
 
 
-def _facts_to_forget(memory: Memory, partition: str, args: ForgetArgs) -> list[uuid.UUID]:
+def _facts_to_forget(memory: Memory, partition: str, named: _Named) -> list[uuid.UUID]:
     """The named facts, the facts of the named entities and episodes; locked, in id order
     (an indexer embedding one of them finishes first, so its words are counted by then)."""
-    arms = [(column, ids) for column, ids in (("id", args.facts), ("source_id", args.entities),
-                                              ("target_id", args.entities),
-                                              ("episode_id", args.episodes)) if ids]
+    arms = [(column, ids) for column, ids in (("id", named.facts), ("source_id", named.entities),
+                                              ("target_id", named.entities),
+                                              ("episode_id", named.episodes)) if ids]
     if not arms:
         return []
     # A union of one arm per column keeps each on its own index (a target lookup, which has
@@ -162,15 +178,15 @@ def _facts_to_forget(memory: Memory, partition: str, args: ForgetArgs) -> list[u
     return [row[0] for row in rows]
 
 
-def _entities_to_forget(memory: Memory, partition: str, args: ForgetArgs,
+def _entities_to_forget(memory: Memory, partition: str, given: _Named,
                         facts: list[uuid.UUID]) -> list[uuid.UUID]:
     """The named entities, and those the named episodes created that no remaining fact
     uses."""
-    named = list(dict.fromkeys(args.entities))
-    if not args.episodes:
+    named = list(dict.fromkeys(given.entities))
+    if not given.episodes:
         return named
     created = [pk for pk in Entity.objects.filter(
-        episode_id__in=args.episodes, memory_id=memory.pk, partition=partition,
+        episode_id__in=given.episodes, memory_id=memory.pk, partition=partition,
     ).values_list("pk", flat=True) if pk not in set(named)]
     if not created:
         return named

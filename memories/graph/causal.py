@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from django.db import connection, transaction
@@ -24,7 +25,6 @@ from memories.core.scopes import partition_for
 from memories.graph.names import normalize
 from memories.graph.selectors import _query_vector, fact_view, facts_for_view, memory_for
 from memories.models import Entity, Fact
-from memories.schemas import TraceCauseArgs
 from memories.search import vector_params
 from memories.search.window import Window
 
@@ -47,51 +47,54 @@ class Link:
     effect: uuid.UUID
 
 
-def trace_cause(principal: Principal, args: TraceCauseArgs) -> dict[str, Any]:
-    memory = memory_for(principal, args.memory)
-    partition = partition_for(principal, args.scope)
-    scope = Entity.objects.filter(memory=memory, partition=partition)
-    anchors = _anchors(scope, memory.pk, partition, args.subject)
+def trace_cause(principal: Principal, *, scope: str, subject: str,
+                direction: str = "both", max_hops: int = 3, as_of: datetime | None = None,
+                valid_as_of: datetime | None = None,
+                memory: str | None = None) -> dict[str, Any]:
+    graph = memory_for(principal, memory)
+    partition = partition_for(principal, scope)
+    in_scope = Entity.objects.filter(memory=graph, partition=partition)
+    anchors = _anchors(in_scope, graph.pk, partition, subject)
     reply: dict[str, Any] = {
-        "subject": args.subject, "memory": memory.name, "scope": args.scope,
+        "subject": subject, "memory": graph.name, "scope": scope,
         "anchors": [{"id": str(e.pk), "name": e.name, "type": e.type, "matched": how}
                     for e, how in anchors],
         "causes": [], "effects": [], "contradictions": [], "truncated": False,
-        "empty_reason": None, "empty_sides": list(SIDES[args.direction]), "units": 0,
+        "empty_reason": None, "empty_sides": list(SIDES[direction]), "units": 0,
         "cut_by_allowance": False,
     }
     if not anchors:
         return reply | {
             "empty_reason": "no_anchor",
-            "message": f"No entity in this scope is named like {args.subject!r}, so there is "
+            "message": f"No entity in this scope is named like {subject!r}, so there is "
                        "nothing to trace from. query_memory finds facts by words and meaning.",
         }
-    window = Window(as_of=args.as_of, valid_as_of=args.valid_as_of)
-    walk = _Walk(memory.pk, partition, args.max_hops, window)
+    window = Window(as_of=as_of, valid_as_of=valid_as_of)
+    walk = _Walk(graph.pk, partition, max_hops, window)
     starts = [entity.pk for entity, _ in anchors]
-    if args.direction in ("upstream", "both"):
+    if direction in ("upstream", "both"):
         reply["causes"] = walk.chains(starts, upstream=True)
-    if args.direction in ("downstream", "both"):
+    if direction in ("downstream", "both"):
         reply["effects"] = walk.chains(starts, upstream=False)
     touched = set(starts) | walk.seen_nodes
     contradictions = list(
         facts_for_view(Fact.objects.filter(
             window.q(), Q(source_id__in=touched) | Q(target_id__in=touched),
-            memory_id=memory.pk, partition=partition, causal_hint="contradicts",
+            memory_id=graph.pk, partition=partition, causal_hint="contradicts",
         )).order_by("created_at")[:MAX_CHAINS]
     )
     reply["contradictions"] = [fact_view(f) for f in contradictions]
     reply["truncated"] = walk.truncated
     # Judged on what was found, before the allowance cuts anything: a side the allowance
     # dropped is not one nobody recorded.
-    reply["empty_sides"] = [side for side in SIDES[args.direction] if not reply[side]]
-    returned = _pay(principal, memory, reply)
+    reply["empty_sides"] = [side for side in SIDES[direction] if not reply[side]]
+    returned = _pay(principal, graph, reply)
     reply["units"] = len(returned)
     name = anchors[0][0].name
     if not returned:
         reply["empty_reason"] = "no_causal_links"
         reply["message"] = (
-            f"Nobody recorded {_WHAT[args.direction]} for {name!r} (facts with a "
+            f"Nobody recorded {_WHAT[direction]} for {name!r} (facts with a "
             "causal_hint). That is not evidence that none exists; nothing here is inferred.")
     elif reply["empty_sides"]:
         reply["message"] = " ".join(filter(None, [reply.get("message"),

@@ -20,23 +20,24 @@ from memories.core.scopes import SHARED, Scope, partition_for, visible_to_person
 from memories.graph.browse import browse_queryset, browse_view
 from memories.graph.selectors import memory_for
 from memories.models import Entity, Episode, Fact, Memory
-from memories.schemas import GetEpisodeArgs
 
 FACTS_PER_PAGE = 100
 
 
-def get_episode(principal: Principal, args: GetEpisodeArgs) -> dict[str, Any]:
+def get_episode(principal: Principal, *, scope: str, episode_id: uuid.UUID,
+                memory: str | None = None, facts_after: int | None = None,
+                limit: int = FACTS_PER_PAGE) -> dict[str, Any]:
     """The get_episode tool: the episode in the caller's scope, a page of its facts paid
     for one unit each (a fact and the earlier version it replaced are kept or cut together,
     so a cut page never shows a replacement without what it replaced)."""
-    memory = memory_for(principal, args.memory)
-    detail = episode_in(principal, memory, args.episode_id, scope=args.scope,
-                        facts_after=args.facts_after, limit=args.limit)
+    graph = memory_for(principal, memory)
+    detail = episode_in(principal, graph, episode_id, scope=scope,
+                        facts_after=facts_after, limit=limit)
     facts, replaced = detail["facts"], detail["replaced"]
     replaced_ids = {fact["superseded_by"] for fact in replaced}
     costs = [1 + (fact["fact_id"] in replaced_ids) for fact in facts]
     with transaction.atomic():
-        paid = metering.charge(principal, memory, "get_episode", costs)
+        paid = metering.charge(principal, graph, "get_episode", costs)
     reply = detail | {"units": sum(costs[:paid]), "cut_by_allowance": paid < len(facts)}
     if reply["cut_by_allowance"]:
         kept = facts[:paid]

@@ -7,6 +7,7 @@ import binascii
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from datetime import datetime
 from functools import lru_cache
 from operator import attrgetter
 from typing import Any
@@ -21,7 +22,6 @@ from echomem.errors import NotFound, ValidationFailed
 from memories.core import bulk, metering
 from memories.core.scopes import partition_for
 from memories.models import AuditEvent, Fact, Memory
-from memories.schemas import GetAuditLogArgs, QueryMemoryArgs
 from memories.search import candidates, freshness, indexing
 from memories.search import hybrid as search
 from memories.search.embeddings import get_embedder
@@ -160,36 +160,39 @@ def fact_views(ids: list) -> dict[Any, dict[str, Any]]:
         return {row[0]: _view(row[1:]) for row in cursor.fetchall()}
 
 
-def query_memory(principal: Principal, args: QueryMemoryArgs) -> dict[str, Any]:
+def query_memory(principal: Principal, *, scope: str, query: str = "", top_k: int = 10,
+                 digest: bool = False, include_superseded: bool = False,
+                 as_of: datetime | None = None, valid_as_of: datetime | None = None,
+                 memory: str | None = None) -> dict[str, Any]:
     # The query's embedding (its model run releases the GIL) is computed while Postgres
     # resolves the memory and runs the word and entity searches; the vector search waits
     # for it.
-    embedding = None if args.digest else embed_query(args.query)
-    memory = memory_for(principal, args.memory)
-    partition = partition_for(principal, args.scope)
-    window = Window(include_superseded=args.include_superseded, as_of=args.as_of,
-                    valid_as_of=args.valid_as_of)
+    embedding = None if digest else embed_query(query)
+    graph = memory_for(principal, memory)
+    partition = partition_for(principal, scope)
+    window = Window(include_superseded=include_superseded, as_of=as_of,
+                    valid_as_of=valid_as_of)
     # One round trip of indexed counts; a small partition is searched exactly.
-    pending, indexed = indexing.partition_counts(memory.pk, partition)
+    pending, indexed = indexing.partition_counts(graph.pk, partition)
     if embedding is None:
         with transaction.atomic():
             rows = list(facts_for_view(
-                Fact.objects.filter(window.q(), memory=memory, partition=partition)
-            ).order_by("-created_at", "-position")[:args.top_k])
+                Fact.objects.filter(window.q(), memory=graph, partition=partition)
+            ).order_by("-created_at", "-position")[:top_k])
             found = len(rows)
-            rows = rows[:metering.charge(principal, memory, "query_memory", [1] * found)]
+            rows = rows[:metering.charge(principal, graph, "query_memory", [1] * found)]
         facts = [{"rank": rank, "score": None, "matched": ["digest"]} | fact_view(row)
                  for rank, row in enumerate(rows, start=1)]
     else:
-        pool = max(CANDIDATES_PER_RETRIEVER, args.top_k * 2)
+        pool = max(CANDIDATES_PER_RETRIEVER, top_k * 2)
         # One transaction for the searches: a BEGIN and a COMMIT instead of one pair each.
         with transaction.atomic(savepoint=False):
-            text = candidates.text_candidates(memory.pk, partition, args.query, pool, window)
-            mentioned = (search.mentioned_entities(memory.pk, partition, args.query)
+            text = candidates.text_candidates(graph.pk, partition, query, pool, window)
+            mentioned = (search.mentioned_entities(graph.pk, partition, query)
                          if search.ENTITY_WEIGHT else set())
             query_vector = embedding.result()
             vector = candidates.vector_candidates(
-                memory.pk, partition, query_vector, pool, window,
+                graph.pk, partition, query_vector, pool, window,
                 exact=indexed <= candidates.EXACT_SEARCH_MAX)
         if pending and settings.ECHO_MEMORY_QUERY_EMBED_FACTS > 0:
             # Read-your-writes: the best waiting candidates are embedded now (int8, kept as
@@ -202,11 +205,11 @@ def query_memory(principal: Principal, args: QueryMemoryArgs) -> dict[str, Any]:
                 seconds=settings.ECHO_MEMORY_QUERY_EMBED_SECONDS)
             vector = search.with_settled(vector, text, rescored.cosines, pool,
                                          just_embedded=set(rescored.embedded))
-        hits = search.fuse(vector, text, args.top_k, mentioned)
+        hits = search.fuse(vector, text, top_k, mentioned)
         found = len(hits)
         # Paid for before anything is read out for the reply, in a transaction of its own.
         with transaction.atomic():
-            hits = hits[:metering.charge(principal, memory, "query_memory", [1] * found)]
+            hits = hits[:metering.charge(principal, graph, "query_memory", [1] * found)]
         views = fact_views([hit.fact_id for hit in hits])
         facts = [
             {"rank": hit.rank,
@@ -214,7 +217,7 @@ def query_memory(principal: Principal, args: QueryMemoryArgs) -> dict[str, Any]:
              "matched": hit.matched} | views[hit.fact_id]
             for hit in hits
         ]
-    reply = {"facts": facts, "memory": memory.name, "scope": args.scope,
+    reply = {"facts": facts, "memory": graph.name, "scope": scope,
              "count": len(facts), "units": len(facts), "cut_by_allowance": len(facts) < found,
              "facts_pending_vector": pending}
     if reply["cut_by_allowance"]:
@@ -222,23 +225,25 @@ def query_memory(principal: Principal, args: QueryMemoryArgs) -> dict[str, Any]:
     return reply
 
 
-def get_audit_log(principal: Principal, args: GetAuditLogArgs) -> dict[str, Any]:
-    memory = memory_for(principal, args.memory)
-    partition = partition_for(principal, args.scope)
-    events = AuditEvent.objects.filter(account_id=principal.account_id, memory_id=memory.pk,
+def get_audit_log(principal: Principal, *, scope: str, since: datetime | None = None,
+                  memory: str | None = None, cursor: str | None = None,
+                  limit: int = 100) -> dict[str, Any]:
+    graph = memory_for(principal, memory)
+    partition = partition_for(principal, scope)
+    events = AuditEvent.objects.filter(account_id=principal.account_id, memory_id=graph.pk,
                                        partition=partition)
-    if args.since is not None:
-        events = events.filter(created_at__gte=args.since)
-    if args.cursor:
-        events = events.filter(seq__gt=_decode_cursor(args.cursor))
+    if since is not None:
+        events = events.filter(created_at__gte=since)
+    if cursor:
+        events = events.filter(seq__gt=_decode_cursor(cursor))
     with transaction.atomic():
-        page = list(events.order_by("seq")[:args.limit + 1])
-        more = len(page) > args.limit
-        page = page[:args.limit]
+        page = list(events.order_by("seq")[:limit + 1])
+        more = len(page) > limit
+        page = page[:limit]
         # Each fact snapshot the log hands back costs what the fact would cost through
         # query_memory: otherwise paging the log would read a memory for free.
         costs = [_snapshots(e) for e in page]
-        paid = metering.charge(principal, memory, "get_audit_log", costs)
+        paid = metering.charge(principal, graph, "get_audit_log", costs)
     cut = paid < len(page)
     more, page, costs = more or cut, page[:paid], costs[:paid]
     reply = {
@@ -249,7 +254,7 @@ def get_audit_log(principal: Principal, args: GetAuditLogArgs) -> dict[str, Any]
             "after": e.after, "hash": e.hash, "units": WRITE_UNITS.get(e.action, 0),
         } for e in page],
         "next_cursor": _encode_cursor(page[-1].seq) if more else None,
-        "memory": memory.name, "scope": args.scope, "units": sum(costs),
+        "memory": graph.name, "scope": scope, "units": sum(costs),
         "cut_by_allowance": cut,
     }
     if cut:

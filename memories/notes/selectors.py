@@ -25,7 +25,6 @@ from memories.graph.selectors import CANDIDATES_PER_RETRIEVER, embed_query, memo
 from memories.models import Memory, Note
 from memories.notes import ranking as note_ranking
 from memories.notes import words as note_words
-from memories.schemas import MemoryContextArgs, MemoryDetailsArgs, MemorySearchArgs
 from memories.search import candidates, freshness
 
 CONTEXT_MESSAGE = (
@@ -48,28 +47,29 @@ def note_summary(note: Note) -> dict[str, Any]:
     }
 
 
-def memory_search(principal: Principal, args: MemorySearchArgs) -> dict[str, Any]:
-    embedding = embed_query(args.query)
-    memory = memory_for(principal, args.memory)
-    partition = partition_for(principal, args.scope)
-    window = candidates.NoteFilter(args.project or None)
+def memory_search(principal: Principal, *, query: str, scope: str = "shared", limit: int = 5,
+                  memory: str | None = None, project: str | None = None) -> dict[str, Any]:
+    embedding = embed_query(query)
+    graph = memory_for(principal, memory)
+    partition = partition_for(principal, scope)
+    window = candidates.NoteFilter(project or None)
     # Read-your-writes: a note saved on the last call is searched with its vector.
-    freshness.settle_notes(memory.pk, partition, notes=settings.ECHO_MEMORY_SEARCH_EMBED_NOTES,
+    freshness.settle_notes(graph.pk, partition, notes=settings.ECHO_MEMORY_SEARCH_EMBED_NOTES,
                            seconds=settings.ECHO_MEMORY_QUERY_EMBED_SECONDS)
-    pool = max(CANDIDATES_PER_RETRIEVER, args.limit * 2)
+    pool = max(CANDIDATES_PER_RETRIEVER, limit * 2)
     with transaction.atomic(savepoint=False):
-        text = candidates.text_candidates(memory.pk, partition, args.query, pool, window,
+        text = candidates.text_candidates(graph.pk, partition, query, pool, window,
                                           corpus=candidates.NOTES)
-        vector = candidates.vector_candidates(memory.pk, partition, embedding.result(), pool,
+        vector = candidates.vector_candidates(graph.pk, partition, embedding.result(), pool,
                                               window, corpus=candidates.NOTES)
         found_ids = list(dict.fromkeys(c.fact_id for c in [*vector, *text]))
-        words = note_words.word_matches(memory.pk, partition, args.query, found_ids,
+        words = note_words.word_matches(graph.pk, partition, query, found_ids,
                                         selectors.get_embedder())
-        hits = note_ranking.fuse_notes(vector, text, args.limit, words)
+        hits = note_ranking.fuse_notes(vector, text, limit, words)
     found = len(hits)
     # Paid for before anything is read out for the reply, in a transaction of its own.
     with transaction.atomic():
-        hits = hits[:metering.charge(principal, memory, "memory_search", [1] * found)]
+        hits = hits[:metering.charge(principal, graph, "memory_search", [1] * found)]
     notes = Note.objects.only(*SUMMARY_FIELDS).in_bulk([hit.fact_id for hit in hits])
     results = [
         note_summary(notes[hit.fact_id]) | {
@@ -77,34 +77,36 @@ def memory_search(principal: Principal, args: MemorySearchArgs) -> dict[str, Any
             "score": round(hit.cosine, 4) if hit.cosine is not None else None}
         for hit in hits
     ]
-    return _read_reply(memory, args, {"results": results, "count": len(results)},
+    return _read_reply(graph, scope, project, {"results": results, "count": len(results)},
                        len(results), found)
 
 
-def memory_context(principal: Principal, args: MemoryContextArgs) -> dict[str, Any]:
-    memory = memory_for(principal, args.memory)
-    partition = partition_for(principal, args.scope)
-    notes = Note.objects.filter(memory=memory, partition=partition)
-    if args.project:
-        notes = notes.filter(project=args.project)
+def memory_context(principal: Principal, *, scope: str = "shared", limit: int = 10,
+                   cursor: str | None = None, memory: str | None = None,
+                   project: str | None = None) -> dict[str, Any]:
+    graph = memory_for(principal, memory)
+    partition = partition_for(principal, scope)
+    notes = Note.objects.filter(memory=graph, partition=partition)
+    if project:
+        notes = notes.filter(project=project)
     page = notes
-    if args.cursor is not None:
-        updated_at, note_id = _position(args.cursor)
+    if cursor is not None:
+        updated_at, note_id = _position(cursor)
         page = notes.filter(Q(updated_at__lt=updated_at)
                             | Q(updated_at=updated_at, pk__lt=note_id))
     with transaction.atomic():
         total = notes.count()
         # One past the page says whether a next page exists without a second count.
-        rows = list(page.only(*SUMMARY_FIELDS).order_by("-updated_at", "-pk")[:args.limit + 1])
-        more = len(rows) > args.limit
-        rows = rows[:args.limit]
+        rows = list(page.only(*SUMMARY_FIELDS).order_by("-updated_at", "-pk")[:limit + 1])
+        more = len(rows) > limit
+        rows = rows[:limit]
         listed = len(rows)
-        paid = metering.charge(principal, memory, "memory_context", [1] * listed)
+        paid = metering.charge(principal, graph, "memory_context", [1] * listed)
         more, rows = more or paid < listed, rows[:paid]
     memories = [{"id": str(n.pk), "title": n.title, "category": n.category, "tags": n.tags,
                  "project": n.project or None, "date": n.updated_at.date().isoformat(),
                  "updated_at": n.updated_at, "has_details": bool(n.details)} for n in rows]
-    reply = _read_reply(memory, args, {
+    reply = _read_reply(graph, scope, project, {
         "total": total, "showing": len(memories), "memories": memories,
         "next_cursor": _cursor_after(rows[-1]) if more and rows else None,
     }, len(memories), listed)
@@ -135,27 +137,28 @@ def _position(cursor: str) -> tuple[datetime, uuid.UUID]:
                                ) from None
 
 
-def memory_details(principal: Principal, args: MemoryDetailsArgs) -> dict[str, Any]:
-    memory = memory_for(principal, args.memory)
-    partition = partition_for(principal, args.scope)
-    low, high = id_range(args.id)
+def memory_details(principal: Principal, *, id: str, scope: str = "shared",
+                   memory: str | None = None) -> dict[str, Any]:
+    graph = memory_for(principal, memory)
+    partition = partition_for(principal, scope)
+    low, high = id_range(id)
     with transaction.atomic():
-        found = list(Note.objects.filter(memory=memory, partition=partition, pk__gte=low,
+        found = list(Note.objects.filter(memory=graph, partition=partition, pk__gte=low,
                                          pk__lte=high).defer("embedding")[:3])
         if not found:
-            raise NotFound(f"no note {args.id!r} in scope {args.scope!r} of memory "
-                           f"{memory.name!r}", field="id",
+            raise NotFound(f"no note {id!r} in scope {scope!r} of graph "
+                           f"{graph.name!r}", field="id",
                            fix="pass an id from memory_search or memory_context with the same "
                                "scope and memory")
         if len(found) > 1:
             listed = "; ".join(f"{n.pk} ({n.title})" for n in found[:2])
-            raise ValidationFailed(f"the prefix {args.id!r} matches more than one note: "
+            raise ValidationFailed(f"the prefix {id!r} matches more than one note: "
                                    f"{listed}", field="id",
                                    fix="pass more characters of the id, or the full id")
         note = found[0]
-        metering.charge(principal, memory, "memory_details", [1])
+        metering.charge(principal, graph, "memory_details", [1])
         versions = list(note.versions.order_by("-version"))
-    return note_detail(note, versions) | {"memory": memory.name, "scope": args.scope,
+    return note_detail(note, versions) | {"memory": graph.name, "scope": scope,
                                           "units": 1, "cut_by_allowance": False}
 
 
@@ -188,10 +191,10 @@ def id_range(given: str, field: str = "id") -> tuple[uuid.UUID, uuid.UUID]:
     return (uuid.UUID(digits.ljust(32, "0")), uuid.UUID(digits.ljust(32, "f")))
 
 
-def _read_reply(memory: Memory, args, body: dict[str, Any], returned: int,
-                found: int) -> dict[str, Any]:
-    reply = body | {"memory": memory.name, "scope": args.scope,
-                    "project": args.project or None, "units": returned,
+def _read_reply(memory: Memory, scope: str, project: str | None, body: dict[str, Any],
+                returned: int, found: int) -> dict[str, Any]:
+    reply = body | {"memory": memory.name, "scope": scope,
+                    "project": project or None, "units": returned,
                     "cut_by_allowance": returned < found}
     if reply["cut_by_allowance"]:
         reply["message"] = metering.cut_short(returned, found, what="notes", rule=NOTE_RULE)

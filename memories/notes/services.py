@@ -24,18 +24,11 @@ from memories.graph.selectors import memory_for
 from memories.graph.services import hold_memory
 from memories.models import Note, NoteVersion
 from memories.notes.text import note_search_text
-from memories.schemas import MemorySaveArgs
 from memories.search import indexing
 
 KEY_FIELDS = ("title", "project")  # which note a save is about; never merged
 MERGED_FIELDS = ("title", "what", "why", "impact", "tags", "category", "related_files",
                  "details", "project")
-
-
-def given_fields(args: MemorySaveArgs) -> set[str]:
-    """The fields this save names with a value (null is the same as leaving one out)."""
-    return {name for name in args.model_fields_set
-            if name in MERGED_FIELDS and getattr(args, name) is not None}
 
 
 @dataclass(frozen=True)
@@ -73,38 +66,34 @@ class NoteFields:
         return out
 
 
-def note_fields(args: MemorySaveArgs) -> NoteFields:
-    """The note's content as the arguments give it (absent texts are empty)."""
-    return NoteFields(
-        title=args.title, what=args.what, why=args.why or "", impact=args.impact or "",
-        tags=list(args.tags or []), category=args.category,
-        related_files=list(args.related_files or []), details=args.details or "",
-        project=args.project or "",
-    )
-
-
-def memory_save(principal: Principal, args: MemorySaveArgs) -> dict[str, Any]:
+def memory_save(principal: Principal, *, title: str, what: str, scope: str = "shared",
+                memory: str | None = None, why: str | None = None, impact: str | None = None,
+                tags: list[str] | None = None, category: str = "context",
+                related_files: list[str] | None = None, details: str | None = None,
+                project: str | None = None, given: frozenset[str]) -> dict[str, Any]:
     """Create the note, or merge this save into the one with this title in this project
     (the merge rule above; its previous text becomes a NoteVersion). A save that changes
     nothing changes nothing and costs nothing."""
-    memory = memory_for(principal, args.memory)
-    partition = partition_for(principal, args.scope)
-    given_values = note_fields(args)
-    given = given_fields(args)
+    graph = memory_for(principal, memory)
+    partition = partition_for(principal, scope)
+    given_values = NoteFields(
+        title=title, what=what, why=why or "", impact=impact or "", tags=list(tags or []),
+        category=category, related_files=list(related_files or []), details=details or "",
+        project=project or "")
     with transaction.atomic():
-        hold_memory(memory)
-        _lock_title(memory.pk, partition, given_values.project, given_values.title)
+        hold_memory(graph)
+        _lock_title(graph.pk, partition, given_values.project, given_values.title)
         note = (Note.objects.select_for_update()
-                .filter(memory=memory, partition=partition, project=given_values.project,
+                .filter(memory=graph, partition=partition, project=given_values.project,
                         title=given_values.title).first())
         before = NoteFields.of(note, note.project) if note is not None else None
         fields = given_values.merged(given, before)
         changed = before != fields
         if changed:
-            note = _store(principal, memory, partition, note, fields)
-            metering.charge(principal, memory, "memory_save", [1], whole=True)
+            note = _store(principal, graph, partition, note, fields)
+            metering.charge(principal, graph, "memory_save", [1], whole=True)
             action = "note.created" if before is None else "note.updated"
-            audit_record(principal=principal, memory=memory, partition=partition,
+            audit_record(principal=principal, memory=graph, partition=partition,
                          session_id="", changes=[Change(
                              action, str(note.pk),
                              before=_snapshot(before, note.version - 1) if before else None,
@@ -119,7 +108,7 @@ def memory_save(principal: Principal, args: MemorySaveArgs) -> dict[str, Any]:
         "created": before is None, "updated": before is not None and changed,
         "version": note.version, "changed": what_changed, "kept": kept,
         "warnings": thin_warnings(fields),
-        "memory": memory.name, "scope": args.scope, "units": int(changed),
+        "memory": graph.name, "scope": scope, "units": int(changed),
         "message": _message(note, before, changed, what_changed, kept),
     }
 

@@ -10,9 +10,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from mcp_gateway.tools import TOOLS
 from tests.agent_cli.test_setup_round_trip import GLOBAL_FILES
 from tests.harness import free_port
+from tools.registry import TOOLS
 
 GRAPH_TOOLS = ("write_episode", "query_memory", "trace_cause")
 

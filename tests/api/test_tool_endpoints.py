@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from billing.models import UsageRecord
-from mcp_gateway import tools
 from memories.models import AuditEvent
 from tests.mcp.test_tools import episode
+from tools import registry
 
 
 def post(client, actor, name, body):
@@ -119,7 +119,7 @@ def test_openapi_schema_describes_every_tool_without_a_key(client, db):
     assert response.status_code == 200
     schema = response.json()
     assert schema["openapi"].startswith("3.1")
-    for name in tools.TOOLS:
+    for name in registry.TOOLS:
         operation = schema["paths"][f"/api/v1/tools/{name}"]["post"]
         assert operation["operationId"] == name
         assert "requestBody" in operation

@@ -27,7 +27,8 @@ def test_size_and_mix_match_issue_13(dataset):
 
 def test_every_episode_is_a_valid_write_episode(dataset):
     from bench.runbooks_quality import episode_arguments
-    from memories.schemas import WriteEpisodeArgs, parse
+    from tools.parsing import parse
+    from tools.write_episode import WriteEpisodeArgs
 
     episodes, facts, _ = dataset
     for episode in episodes:

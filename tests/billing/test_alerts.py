@@ -9,9 +9,10 @@ from django.core import mail
 from accounts.models import Membership
 from billing.models import Plan, UsagePeriod
 from echomem.errors import AllowanceExhausted
-from mcp_gateway.tools import TOOLS, call_tool
 from tests.billing.test_allowance import facts
 from tests.conftest import make_user
+from tools.calling import call_tool
+from tools.registry import TOOLS
 
 
 def write(principal, *pairs):

@@ -13,9 +13,10 @@ from django.db.models import Sum
 
 from billing.models import Plan, UsagePeriod, UsageRecord
 from echomem.errors import AllowanceExhausted
-from mcp_gateway.tools import TOOLS, call_tool
 from memories.models import AuditEvent, Fact
 from tests.billing.test_allowance import facts
+from tools.calling import call_tool
+from tools.registry import TOOLS
 
 WRITERS = READERS = 20
 

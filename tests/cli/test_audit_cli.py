@@ -13,16 +13,17 @@ from tests.cli.conftest import cli_env, run_cli
 WRITE = """
 from accounts.models import ApiKey
 from accounts.principal import Principal
-from memories.schemas import WriteEpisodeArgs, parse
+from tools.calling import run_validated
+from tools.registry import TOOLS
 from memories.graph.services import write_episode
 key = ApiKey.objects.get()
 principal = Principal(account_id=key.account_id, holder_id=key.holder_id, tool=key.tool,
                       key_id=key.pk)
-out = write_episode(principal, parse(WriteEpisodeArgs, {
+out = run_validated(principal, TOOLS["write_episode"], {
     "scope": "shared", "assume_new": True,
     "entities": [{"name": "Ines", "type": "person"}, {"name": "Lisbon", "type": "city"}],
     "facts": [{"source": "Ines", "target": "Lisbon", "relation_type": "lives_in",
-               "fact": "Ines lives in Lisbon", "confidence": "extracted"}]}))
+               "fact": "Ines lives in Lisbon", "confidence": "extracted"}]})
 print("account", key.account_id, "fact", out["edges_created"][0]["fact_id"])
 """
 # What the old input check let through: year 10000 once read in UTC.

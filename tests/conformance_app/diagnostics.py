@@ -38,8 +38,8 @@ from pydantic import BaseModel, ConfigDict
 from echomem.errors import EchoError
 from mcp_gateway.jsonrpc import INVALID_PARAMS, RpcError
 from mcp_gateway.stateless import CLIENT_CAPABILITIES_KEY, MISSING_CAPABILITY
-from mcp_gateway.tools import json_schema
-from memories.schemas import parse
+from tools.contract import json_schema
+from tools.parsing import parse
 
 if TYPE_CHECKING:
     from mcp_gateway.methods import Context

@@ -7,9 +7,9 @@ import pytest
 
 from accounts.principal import principal_from_key
 from accounts.services import api_key_create
-from memories.notes import services as notes
-from memories.schemas import MemorySaveArgs, parse
 from tests.e2e.test_long_lists import _session_for
+from tools.calling import run_validated
+from tools.registry import TOOLS
 
 
 @pytest.mark.django_db(transaction=True)
@@ -25,9 +25,9 @@ def test_notes_tab_search_and_note_page_with_history(live_server, page, visits):
              "tags": ["db", "orders"], "related_files": ["orders/models.py"],
              "details": "Options considered: MongoDB, MySQL.\nDecision: Postgres.",
              "project": "shop"}
-    notes.memory_save(principal, parse(MemorySaveArgs, first))
-    notes.memory_save(principal, parse(MemorySaveArgs, first | {
-        "what": "Orders and payments live in Postgres"}))
+    run_validated(principal, TOOLS["memory_save"], first)
+    run_validated(principal, TOOLS["memory_save"], first | {
+        "what": "Orders and payments live in Postgres"})
     page.context.add_cookies([{"name": "sessionid", "value": _session_for(user),
                                "url": live_server.url}])
 

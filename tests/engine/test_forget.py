@@ -10,7 +10,6 @@ from django.db import connection
 
 from echomem.errors import NotFound, ValidationFailed
 from memories.audit import audit_verify
-from memories.erasure.forget import forget
 from memories.erasure.services import memory_delete
 from memories.graph.services import memory_create
 from memories.models import (
@@ -22,8 +21,9 @@ from memories.models import (
     RecallSave,
     TermStat,
 )
-from memories.schemas import ForgetArgs, parse
 from tests.engine.conftest import Engine, database_text, fact, person, pg_dump
+from tools.calling import run_validated
+from tools.registry import TOOLS
 
 # Words only the forgotten objects use, one per kind of text (names, fact sentences, a
 # superseded version, a recall save's note); lowercased stems, as the word statistics and
@@ -33,7 +33,7 @@ FORGOTTEN = ("quibbleworth", "vorticelli", "zephyrquartz", "glimmerfrond", "snor
 
 def forget_in(principal, **arguments: Any) -> dict[str, Any]:
     arguments.setdefault("scope", "shared")
-    return forget(principal, parse(ForgetArgs, arguments))
+    return run_validated(principal, TOOLS["forget"], arguments)
 
 
 def left_over(text: str) -> list[str]:

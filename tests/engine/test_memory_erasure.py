@@ -218,8 +218,8 @@ def test_a_write_racing_the_memorys_deletion_waits_then_is_refused_cleanly(alice
 
     from django.db import transaction
 
-    from memories.graph.services import record_recall_save
-    from memories.schemas import RecordRecallSaveArgs, parse
+    from tools.calling import run_validated
+    from tools.registry import TOOLS
 
     principal = alice.principal
     memory_create(account_id=alice.account.pk, name="doomed")
@@ -233,9 +233,9 @@ def test_a_write_racing_the_memorys_deletion_waits_then_is_refused_cleanly(alice
                 _write(Engine(principal), "doomed", ("Quillfeather", "Oberwocky"),
                        "Quillfeather mentors Oberwocky")
             else:
-                record_recall_save(principal, parse(RecordRecallSaveArgs, {
+                run_validated(principal, TOOLS["record_recall_save"], {
                     "memory": "doomed", "scope": "shared", "fact_id": fact_id,
-                    "note": "saved a re-explanation"}))
+                    "note": "saved a re-explanation"})
         except Exception as refused:  # the assertion below names it
             outcome["error"] = refused
         finally:

@@ -12,10 +12,10 @@ from django.test.utils import CaptureQueriesContext
 from accounts.principal import principal_from_key
 from accounts.services import api_key_create
 from echomem.errors import NotFound, ValidationFailed
-from memories.graph.episodes import get_episode
 from memories.graph.services import memory_create
-from memories.schemas import GetEpisodeArgs, parse
 from tests.engine.conftest import fact
+from tools.calling import run_validated
+from tools.registry import TOOLS
 
 
 def node(name: str) -> dict[str, str]:
@@ -24,7 +24,7 @@ def node(name: str) -> dict[str, str]:
 
 def opened(principal, **arguments: Any) -> dict[str, Any]:
     arguments.setdefault("scope", "shared")
-    return get_episode(principal, parse(GetEpisodeArgs, arguments))
+    return run_validated(principal, TOOLS["get_episode"], arguments)
 
 
 @pytest.fixture

@@ -6,8 +6,8 @@ import pytest
 
 from echomem.errors import NotFound, ValidationFailed
 from memories.audit import ACCOUNT_PARTITION
+from memories.graph.inputs import MAX_FACT_CHARS
 from memories.models import AuditEvent, Entity, Episode, Fact
-from memories.schemas import MAX_FACT_CHARS
 from tests.engine.conftest import fact, person
 
 ALICE_BOB = [person("Alice"), person("Bob")]

@@ -195,8 +195,8 @@ def fleet(fleet_setup, fleet_database, servers, tmp_path) -> Fleet:  # noqa: F81
 def write_waiting_facts(actor, count: int, tag: str) -> list[str]:
     """Facts written in process (the test database) that wait for their vectors: a test's
     transaction never commits, so nothing is scheduled."""
-    from memories.graph import services
-    from memories.schemas import WriteEpisodeArgs, parse
+    from tools.calling import run_validated
+    from tools.registry import TOOLS
 
     facts = [{"source": f"Pilot {tag} {i}", "target": f"Airfield {tag}",
               "relation_type": "landed_at", "confidence": "extracted",
@@ -204,7 +204,7 @@ def write_waiting_facts(actor, count: int, tag: str) -> list[str]:
              for i in range(count)]
     entities = [{"name": f"Pilot {tag} {i}", "type": "person"} for i in range(count)]
     entities.append({"name": f"Airfield {tag}", "type": "place"})
-    reply = services.write_episode(actor.principal, parse(WriteEpisodeArgs, {
+    reply = run_validated(actor.principal, TOOLS["write_episode"], {
         "scope": "shared", "memory": "default", "assume_new": True,
-        "entities": entities, "facts": facts}))
+        "entities": entities, "facts": facts})
     return [edge["fact_id"] for edge in reply["edges_created"]]

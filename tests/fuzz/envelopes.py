@@ -15,10 +15,10 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from mcp_gateway.tools import TOOLS
 from tests.fuzz.client import Reply
 from tests.fuzz.invariants import assert_no_fault, assert_rpc_error, assert_tool_error
 from tests.fuzz.schema_values import CONTROL, INVISIBLE, ODD, Nested, schema_paths
+from tools.registry import TOOLS
 
 SERVED = ("ping", "tools/list")
 VERSIONS = ("2025-03-26", "2025-06-18", "2025-11-25")

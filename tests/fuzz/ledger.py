@@ -14,9 +14,9 @@ from typing import Any
 
 import psycopg
 
-from mcp_gateway.tools import TOOLS
 from memories.audit import GENESIS, verify_events
 from memories.models import AuditEvent
+from tools.registry import TOOLS
 
 TABLES = {"facts": "memories_fact", "entities": "memories_entity",
           "episodes": "memories_episode", "recall_saves": "memories_recallsave",

@@ -12,10 +12,10 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, note
 
-from mcp_gateway.tools import TOOLS
 from tests.fuzz.conftest import FUZZ
 from tests.fuzz.schema_values import cases, check_supported, resolve
 from tests.fuzz.tool_calls import assert_names_field, call_tool, shown
+from tools.registry import TOOLS
 
 
 @pytest.mark.parametrize("transport", ["mcp", "rest"])

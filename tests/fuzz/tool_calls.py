@@ -7,7 +7,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from mcp_gateway.tools import Tool
 from tests.fuzz.client import Mcp, Reply, Rest
 from tests.fuzz.invariants import (
     assert_mcp_tool_success,
@@ -26,6 +25,7 @@ from tests.fuzz.schema_values import (
     shape,
 )
 from tests.fuzz.server import FuzzServer
+from tools.contract import Tool
 
 # What a refusal of arguments that are not an object names, per transport.
 WHOLE = {"mcp": "params.arguments", "rest": "body"}

@@ -12,10 +12,10 @@ import json
 import pytest
 from mcp_types import _v2026_07_28 as wire
 
-from mcp_gateway.tools import TOOLS
 from tests.conformance_app import tools as conformance
 from tests.conformance_app.tools import TOOLS as DIAGNOSTICS
 from tests.mcp.test_stateless import META, stateless
+from tools.registry import TOOLS
 
 FIXTURES_FOR_SESSIONS = ["test_simple_text", "test_image_content", "test_audio_content",
                          "test_embedded_resource", "test_multiple_content_types",

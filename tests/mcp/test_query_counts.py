@@ -12,8 +12,9 @@ import copy
 import pytest
 
 from accounts.principal import principal_from_key
-from mcp_gateway.tools import TOOLS, call_tool
-from tests.tool_arguments import base_arguments
+from tests.tool_arguments import base_arguments, renamed
+from tools.calling import call_tool
+from tools.registry import TOOLS
 
 # Statements per call, measured on main when the pin was set (362bc57 + the moves).
 QUERIES = {
@@ -30,19 +31,6 @@ QUERIES = {
     "memory_details": 9,
     "forget": 18,
 }
-
-
-def renamed(arguments: dict, suffix: str) -> dict:
-    """write_episode's arguments with new entity names: new nodes, the same amount of work."""
-    changed = copy.deepcopy(arguments)
-    names = {entity["name"]: f"{entity['name']} {suffix}" for entity in changed["entities"]}
-    for entity in changed["entities"]:
-        entity["name"] = names[entity["name"]]
-    for fact in changed["facts"]:
-        fact["source"], fact["target"] = names[fact["source"]], names[fact["target"]]
-    changed["entity_resolutions"] = {names[name]: choice
-                                     for name, choice in changed["entity_resolutions"].items()}
-    return changed
 
 
 @pytest.fixture

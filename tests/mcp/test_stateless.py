@@ -6,9 +6,9 @@ import pytest
 
 from billing.models import UsageRecord
 from mcp_gateway.models import McpSession
-from mcp_gateway.tools import TOOLS
 from tests.mcp.conftest import Mcp
 from tests.mcp.test_tools import episode
+from tools.registry import TOOLS
 
 MODERN = "2026-07-28"
 META = {"io.modelcontextprotocol/protocolVersion": MODERN,

@@ -9,8 +9,9 @@ import pytest
 
 from accounts.services import api_key_create
 from billing.models import UsageRecord
-from mcp_gateway.tools import RESERVED_RESULT_NAMES, TOOLS
 from memories.graph.services import memory_create
+from tools.contract import RESERVED_RESULT_NAMES
+from tools.registry import TOOLS
 
 NAMES = ["write_episode", "query_memory", "trace_cause", "get_episode", "record_recall_save",
          "get_audit_log", "get_usage", "memory_save", "memory_search", "memory_context",
@@ -263,8 +264,8 @@ def test_every_call_that_costs_units_leaves_one_usage_record(mcp_for, alice, set
 def test_every_fact_the_engine_shows_has_exactly_the_declared_output_fields():
     """The fact view is declared once (memories/graph/selectors.py FACT_VIEW); its keys are the
     output schema's, so neither can gain or lose a field alone."""
-    from mcp_gateway.outputs import FactOut
     from memories.graph.selectors import FACT_VIEW
+    from tools.results import FactOut
 
     assert [shown.key for shown in FACT_VIEW] == list(FactOut.model_fields)
 

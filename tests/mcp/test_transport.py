@@ -10,9 +10,9 @@ from django.utils import timezone
 
 from mcp_gateway import sessions
 from mcp_gateway.models import McpSession
-from mcp_gateway.tools import TOOLS
 from mcp_gateway.versions import HANDSHAKE, LATEST, SUPPORTED
 from tests.mcp.conftest import Mcp
+from tools.registry import TOOLS
 
 
 @pytest.mark.parametrize("version", HANDSHAKE)

@@ -298,8 +298,9 @@ def test_the_screen_finds_what_a_case_blind_search_finds(text):
                                    "fact", "relation_type"])
 def test_a_secret_anywhere_in_an_episode_is_redacted(place):
     """The one-search screen reads every text the per-text redaction would clean."""
-    from memories.free_text import redacted
-    from memories.schemas import WriteEpisodeArgs, parse
+    from tools.free_text import redacted
+    from tools.parsing import parse
+    from tools.write_episode import WriteEpisodeArgs
 
     secret = J(["gh", "p_", "a1B2c3D4" * 4, "e5F6"])
     name = f"Vault {secret}" if place == "entity name" else "Vault"

@@ -19,17 +19,17 @@ import numpy as np
 import pytest
 from django.db import connection
 
-from mcp_gateway.tools import TOOLS
-from memories import free_text
 from memories.models import Note
 from memories.redaction import Redactor, redaction_settings_save, redactor_with
-from memories.schemas import parse
 from memories.search import indexing
 from memories.search.embeddings import get_embedder
 from tests.engine.conftest import database_text
 from tests.notes.conftest import rest
 from tests.notes.secret_corpus import CUSTOM_PATTERN, EVERY_KIND, secret_of
 from tests.tool_arguments import base_arguments
+from tools import free_text
+from tools.parsing import parse
+from tools.registry import TOOLS
 
 Path = tuple[str, ...]
 SECRETS = [secret_of(entry) for entry in EVERY_KIND]

@@ -25,30 +25,29 @@ QUESTION = "where does the lighthouse keeper live"
 NOTE_QUESTION = "why did we pin the tide tables"
 
 # Run inside `echo-memory manage shell`, as the quickstart key's holder: two episodes (the
-# second supersedes a fact of the first) and a note, through the services the tools call.
+# second supersedes a fact of the first) and a note, through the tools' handlers.
 WRITE = """
 from accounts.models import ApiKey
 from accounts.principal import Principal
-from memories.notes.services import memory_save
-from memories.schemas import MemorySaveArgs, WriteEpisodeArgs, parse
-from memories.graph.services import write_episode
+from tools.calling import run_validated
+from tools.registry import TOOLS
 key = ApiKey.objects.get()
 me = Principal(account_id=key.account_id, holder_id=key.holder_id, tool=key.tool, key_id=key.pk)
 def fact(source, target, relation, text):
     return {"source": source, "target": target, "relation_type": relation, "fact": text,
             "confidence": "extracted"}
-write_episode(me, parse(WriteEpisodeArgs, {"scope": "shared", "assume_new": True,
+run_validated(me, TOOLS["write_episode"], {"scope": "shared", "assume_new": True,
     "entities": [{"name": "Maren", "type": "person"}, {"name": "Skerry Light", "type": "place"},
                  {"name": "Harbour Town", "type": "place"}],
     "facts": [fact("Maren", "Skerry Light", "keeps", "Maren keeps the Skerry Light"),
-              fact("Maren", "Harbour Town", "lives_in", "Maren lives in Harbour Town")]}))
-write_episode(me, parse(WriteEpisodeArgs, {"scope": "shared",
+              fact("Maren", "Harbour Town", "lives_in", "Maren lives in Harbour Town")]})
+run_validated(me, TOOLS["write_episode"], {"scope": "shared",
     "entities": [{"name": "Maren", "type": "person"}, {"name": "Harbour Town", "type": "place"}],
     "facts": [fact("Maren", "Harbour Town", "lives_in",
-                   "Maren lives in Harbour Town in winter only, at the light in summer")]}))
-memory_save(me, parse(MemorySaveArgs, {"title": "Pinned tide tables", "category": "decision",
+                   "Maren lives in Harbour Town in winter only, at the light in summer")]})
+run_validated(me, TOOLS["memory_save"], {"title": "Pinned tide tables", "category": "decision",
     "what": "Tide tables are pinned to the 2026 almanac.",
-    "why": "The harbour master's feed changed format twice."}))
+    "why": "The harbour master's feed changed format twice."})
 """
 # The same reads on either box: a query by meaning, a note search, the audit trail.
 READ = f"""
@@ -56,15 +55,14 @@ import json
 from accounts.models import ApiKey
 from accounts.principal import Principal
 from memories.models import AuditChainHead, AuditEvent
-from memories.notes.selectors import memory_search
-from memories.schemas import MemorySearchArgs, QueryMemoryArgs, parse
-from memories.graph.selectors import query_memory
+from tools.calling import run_validated
+from tools.registry import TOOLS
 key = ApiKey.objects.get()
 me = Principal(account_id=key.account_id, holder_id=key.holder_id, tool=key.tool, key_id=key.pk)
-facts = query_memory(me, parse(QueryMemoryArgs, {{"scope": "shared", "query": {QUESTION!r},
-                                                  "include_superseded": True}}))
-notes = memory_search(me, parse(MemorySearchArgs, {{"scope": "shared",
-                                                    "query": {NOTE_QUESTION!r}}}))
+facts = run_validated(me, TOOLS["query_memory"], {{"scope": "shared", "query": {QUESTION!r},
+                                                  "include_superseded": True}})
+notes = run_validated(me, TOOLS["memory_search"], {{"scope": "shared",
+                                                    "query": {NOTE_QUESTION!r}}})
 print(json.dumps({{
     "facts": [[f["fact_id"], f["fact"], f["score"], f["matched"]] for f in facts["facts"]],
     "facts_pending_vector": facts["facts_pending_vector"],

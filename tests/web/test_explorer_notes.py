@@ -6,15 +6,15 @@ from __future__ import annotations
 import uuid
 
 from memories.models import Note
-from memories.notes import services as notes
-from memories.schemas import MemorySaveArgs, parse
+from tools.calling import run_validated
+from tools.registry import TOOLS
 
 
 def save(actor, **fields):
     arguments = {"title": "Pool size halved", "what": "Deploy 41 halved the DB pool",
                  "category": "bug", "why": "A config typo", "impact": "502s at checkout",
                  "tags": ["db", "deploy"], "project": "shop", **fields}
-    return notes.memory_save(actor.principal, parse(MemorySaveArgs, arguments))
+    return run_validated(actor.principal, TOOLS["memory_save"], arguments)
 
 
 def test_notes_list_shows_recent_first_and_searches_every_field(client, alice):

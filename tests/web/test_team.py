@@ -21,7 +21,6 @@ from echomem.errors import Forbidden, ValidationFailed
 from memories.audit import audit_verify
 from memories.graph.selectors import get_audit_log
 from memories.models import AuditEvent
-from memories.schemas import GetAuditLogArgs
 
 Role = Membership.Role
 LINK = re.compile(r"https?://\S+/invitations/([\w-]+)/")
@@ -386,5 +385,5 @@ def test_account_events_are_recorded_and_absent_from_get_audit_log(client, ada):
     principal, _ = principal_for_member(owner, account.pk)
     for memory in ("default", "notes"):
         for scope in ("shared", "solo"):
-            log = get_audit_log(principal, GetAuditLogArgs(memory=memory, scope=scope))
+            log = get_audit_log(principal, memory=memory, scope=scope)
             assert log["events"] == [], (memory, scope)

@@ -31,8 +31,6 @@ from accounts.models import Membership
 from accounts.team import invite
 from memories.graph.services import memory_create
 from memories.models import Entity
-from memories.notes import services as notes
-from memories.schemas import MemorySaveArgs, parse
 from tests.engine.conftest import Engine, fact, person
 from tests.routes import (
     HOSTILE,
@@ -44,6 +42,8 @@ from tests.routes import (
     json_door,
     page_door,
 )
+from tools.calling import run_validated
+from tools.registry import TOOLS
 
 METHODS = ("GET", "POST")
 
@@ -61,8 +61,8 @@ def world(alice, bob, settings):
     written = Engine(alice.principal).write(
         assume_new=True, entities=[person("Ada"), person("Grace")],
         facts=[fact("Ada", "Grace", "mentors", "Ada mentors Grace")])
-    note = notes.memory_save(alice.principal, parse(MemorySaveArgs, {
-        "title": "Pool size halved", "what": "Deploy 41 halved the pool", "category": "bug"}))
+    note = run_validated(alice.principal, TOOLS["memory_save"], {
+        "title": "Pool size halved", "what": "Deploy 41 halved the pool", "category": "bug"})
     tokens: list[str] = []
     invitation = invite(principal=alice.principal, actor_role=Membership.Role.OWNER,
                         email="dora@example.com", role=Membership.Role.MEMBER,

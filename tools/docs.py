@@ -1,4 +1,4 @@
-"""The tool lists in the docs, generated from the registry (mcp_gateway.tools.TOOLS) so that
+"""The tool lists in the docs, generated from the registry (tools.registry.TOOLS) so that
 they cannot drift from what tools/list answers: `echo-memory manage tool_docs --write`
 rewrites each marked region, and a test fails when a doc differs from what this writes.
 
@@ -13,7 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from mcp_gateway.tools import TOOLS, Tool
+from tools.contract import Tool
+from tools.registry import TOOLS
 
 ROOT = Path(__file__).resolve().parent.parent
 COMMAND = "`echo-memory manage tool_docs --write`"
@@ -70,7 +71,7 @@ class Region:
 
     @property
     def begin(self) -> str:
-        return f"<!-- BEGIN {self.name} generated from mcp_gateway/tools.py by {COMMAND} -->"
+        return f"<!-- BEGIN {self.name} generated from tools/registry.py by {COMMAND} -->"
 
     @property
     def end(self) -> str:

@@ -1,23 +1,15 @@
-"""The get_usage tool: an agent asks how many units its account has left this month."""
+"""How many units an account has left this month, as the get_usage tool answers."""
 
 from __future__ import annotations
 
 from typing import Any
-
-from pydantic import BaseModel, ConfigDict
 
 from accounts.principal import Principal
 from billing.ledger import BILLING_PATH, allowance, metered
 from echomem.public_url import public_url
 
 
-class GetUsageArgs(BaseModel):
-    """No arguments: the key's account is the one reported."""
-
-    model_config = ConfigDict(extra="forbid")
-
-
-def get_usage(principal: Principal, args: GetUsageArgs) -> dict[str, Any]:
+def allowance_reply(principal: Principal) -> dict[str, Any]:
     if not metered():
         return {"metered": False, "plan": None, "month": None, "used": None, "allowed": None,
                 "remaining": None, "resets_at": None, "requests_per_minute": None,

@@ -2,12 +2,12 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
-from mcp_gateway.tool_docs import REGIONS, MarkersMissing, render
+from tools.docs import REGIONS, MarkersMissing, render
 
 
 class Command(BaseCommand):
     help = ("Check (--check) or rewrite (--write) the tool lists in docs/agents.md and "
-            "docs/api.md from the tool registry (mcp_gateway/tools.py).")
+            "docs/api.md from the tool registry (tools/registry.py).")
 
     def add_arguments(self, parser):
         mode = parser.add_mutually_exclusive_group(required=True)

@@ -1,5 +1,5 @@
 """The docs list the tools tools/list answers, generated from the registry so they cannot
-drift (mcp_gateway/tool_docs.py), and no doc counts the tools anywhere else."""
+drift (tools/docs.py), and no doc counts the tools anywhere else."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from mcp_gateway import tool_docs
-from mcp_gateway.tools import TOOLS
+from tools import docs as tool_docs
+from tools.registry import TOOLS
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -54,7 +54,7 @@ def test_a_tool_added_to_the_registry_fails_the_check_until_the_docs_are_written
         copy.write_text(region.doc.read_text(encoding="utf-8"), encoding="utf-8")
         copies.append(dataclasses.replace(region, doc=copy))
     monkeypatch.setattr(tool_docs, "REGIONS", tuple(copies))
-    import mcp_gateway.management.commands.tool_docs as command
+    import tools.management.commands.tool_docs as command
 
     monkeypatch.setattr(command, "REGIONS", tuple(copies))
     monkeypatch.setitem(TOOLS, "memory_archive",

@@ -1,11 +1,11 @@
 """The one place a tool call's free text is redacted, before the tool sees it.
 
-mcp_gateway.tools.call_tool passes every call's validated arguments through `redacted`,
+tools.calling.call_tool passes every call's validated arguments through `redacted`,
 so whatever a tool stores, audits, embeds or exports is already clean, and a new tool or
 field is covered without a line here. Free text is every string of the argument model
 (nested models, list items, dict keys and values) except:
 - Literal choices (`scope`, `category`): a fixed set, nothing to redact;
-- identifiers, marked `Verbatim` in memories/schemas.py (a memory name, a cursor, a note
+- identifiers, marked `Verbatim` in tools/arguments.py (a memory name, a cursor, a note
   id): they name something that exists, and a redacted one would name nothing.
 
 Reads go through it too: a query or a subject is compared with text that was redacted
@@ -25,7 +25,8 @@ from pydantic.fields import FieldInfo
 
 from echomem.errors import ValidationFailed
 from memories.redaction import Redactor
-from memories.schemas import Verbatim, parse
+from tools.arguments import Verbatim
+from tools.parsing import parse
 
 # One text through the redactor: (its value, the most characters its field holds).
 _Clean = Callable[[str, int | None], str]
