@@ -21,7 +21,6 @@ WAITING = {
     "echomem/cli.py": 535,
     "memories/audit.py": 420,
     "memories/models.py": 450,
-    "memories/schemas.py": 575,
 }
 
 
