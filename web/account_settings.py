@@ -7,13 +7,11 @@ from django import forms
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.views.decorators.http import require_http_methods
 
 from accounts.account_names import NAME_CHARS, account_rename, require_may_rename
-from accounts.models import Account, Membership
 from echomem.errors import ValidationFailed
-from web.acting import acting
-from web.views import member_page
+from web.access import Member, member
+from web.refusals import add_refusal
 
 
 class AccountNameForm(forms.Form):
@@ -24,12 +22,9 @@ class AccountNameForm(forms.Form):
                                      "and in invitations. Agents never use it.")
 
 
-@member_page
-@require_http_methods(["GET", "POST"])
-def account_settings(request: HttpRequest) -> HttpResponse:
-    principal, role = acting(request)
-    account = Account.objects.get(pk=principal.account_id)
-    is_owner = role == Membership.Role.OWNER
+@member(methods=["GET", "POST"])
+def account_settings(request: HttpRequest, me: Member) -> HttpResponse:
+    principal, role, account = me.principal, me.role, me.account
     form = AccountNameForm(request.POST or None, initial={"name": account.name})
     if request.method == "POST":
         require_may_rename(role)  # a 403 before the form is read
@@ -38,9 +33,9 @@ def account_settings(request: HttpRequest) -> HttpResponse:
                 renamed = account_rename(principal=principal, actor_role=role,
                                          name=form.cleaned_data["name"])
             except ValidationFailed as refused:
-                form.add_error("name", f"{refused.message}: {refused.fix}")
+                add_refusal(form, refused, "name")
             else:
                 messages.success(request, f"The account is now called {renamed.name}.")
                 return redirect("web:account_settings")
     return render(request, "web/account_settings.html", {
-        "account": account, "role": role, "is_owner": is_owner, "form": form})
+        "account": account, "role": role, "is_owner": me.is_owner, "form": form})

@@ -10,7 +10,6 @@ from django.contrib import messages
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
-from django.views.decorators.http import require_GET, require_POST
 
 from memories.audit_log import (
     EXPORT_COLUMNS,
@@ -23,15 +22,13 @@ from memories.audit_log import (
     filter_choices,
     verify_chain,
 )
-from web.acting import acting
+from web.access import Member, member
 from web.audit_filter import AuditFilterForm
-from web.views import member_page
 
 
-@member_page
-@require_GET
-def audit_log(request: HttpRequest) -> HttpResponse:
-    principal, role = acting(request)
+@member(methods=["GET"])
+def audit_log(request: HttpRequest, me: Member) -> HttpResponse:
+    principal, role = me.principal, me.role
     choices = filter_choices(principal, role)
     form = AuditFilterForm(request.GET, choices=choices)
     page = None
@@ -70,8 +67,8 @@ FORMATS = {"csv": ("text/csv; charset=utf-8", _csv_lines),
            "jsonl": ("application/x-ndjson; charset=utf-8", _jsonl_lines)}
 
 
-def _export(request: HttpRequest, fmt: str) -> HttpResponse:
-    principal, role = acting(request)
+def _export(request: HttpRequest, me: Member, fmt: str) -> HttpResponse:
+    principal, role = me.principal, me.role
     form = AuditFilterForm(request.GET, choices=filter_choices(principal, role))
     if not form.is_valid():
         return render(request, "web/audit_log.html", {
@@ -86,23 +83,19 @@ def _export(request: HttpRequest, fmt: str) -> HttpResponse:
     return response
 
 
-@member_page
-@require_GET
-def audit_export_csv(request: HttpRequest) -> HttpResponse:
-    return _export(request, "csv")
+@member(methods=["GET"])
+def audit_export_csv(request: HttpRequest, me: Member) -> HttpResponse:
+    return _export(request, me, "csv")
 
 
-@member_page
-@require_GET
-def audit_export_jsonl(request: HttpRequest) -> HttpResponse:
-    return _export(request, "jsonl")
+@member(methods=["GET"])
+def audit_export_jsonl(request: HttpRequest, me: Member) -> HttpResponse:
+    return _export(request, me, "jsonl")
 
 
-@member_page
-@require_POST
-def audit_verify_chain(request: HttpRequest) -> HttpResponse:
-    principal, role = acting(request)
-    result = verify_chain(principal, role)
+@member(methods=["POST"])
+def audit_verify_chain(request: HttpRequest, me: Member) -> HttpResponse:
+    result = verify_chain(me.principal, me.role)
     if result.ok:
         messages.success(request, f"The audit chain verifies: all {result.events} events are "
                                   "intact and in order.")

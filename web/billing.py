@@ -5,24 +5,23 @@ handle the card). Hosted only: a self-hosted box has no billing, so these are 40
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_GET, require_POST
 
-from accounts.models import Account, Membership
-from accounts.team import email_of
+from accounts.team import Role, email_of
 from billing import payments
 from billing.ledger import metered
-from billing.models import Plan, Subscription
+from billing.selectors import has_stripe_customer, plans
 from billing.usage import usage_report
 from echomem.errors import EchoError, Forbidden
-from web.acting import acting
+from web.access import Member, member
 from web.billing_forms import CheckoutForm
+from web.refusals import refusal_text
 from web.usage_chart import daily_chart, monthly_chart
-from web.views import member_page
 
 # Where the owner's POSTs redirect: CSP's form-action also governs the redirect a form
 # submission ends in, so the page that holds these forms allows Stripe's hosted pages.
@@ -33,7 +32,7 @@ class Offer:
     """A plan as the page offers it: `action` is "current", "buy" or "none", and `why`
     says in words why a plan cannot be bought here."""
 
-    plan: Plan
+    plan: Any  # billing.models.Plan
     action: str
     why: str = ""
 
@@ -50,13 +49,13 @@ def _hosted_only() -> None:
 
 
 def _require_owner(role: str) -> None:
-    if role != Membership.Role.OWNER:
+    if role != Role.OWNER:
         raise Forbidden(OWNER_ONLY, field="role", fix="ask an owner of this account")
 
 
-def _offers(current: Plan, *, owner: bool, configured: bool) -> list[Offer]:
+def _offers(current, *, owner: bool, configured: bool) -> list[Offer]:
     offers = []
-    for plan in Plan.objects.all():
+    for plan in plans():
         if plan.pk == current.pk:
             offers.append(Offer(plan, "current"))
         elif plan.is_default:  # not bought: the account returns to it when a plan ends
@@ -76,8 +75,7 @@ def _offers(current: Plan, *, owner: bool, configured: bool) -> list[Offer]:
     return offers
 
 
-def _checkout_return(request: HttpRequest, account: Account,
-                     plan: Plan) -> tuple[str, str] | None:
+def _checkout_return(request: HttpRequest, account, plan) -> tuple[str, str] | None:
     """What the page says on return from Checkout. Anyone can type ?checkout=success, so
     the plan named is the database's, and a payment is only said to have gone through when
     Stripe says so of a session this account started (its id comes back in the address)."""
@@ -101,22 +99,20 @@ def _checkout_return(request: HttpRequest, account: Account,
                     f"{plan.name} plan. If you have just paid, reload this page in a minute.")
 
 
-@member_page
-@require_GET
-def billing_page(request: HttpRequest) -> HttpResponse:
+@member(methods=["GET"])
+def billing_page(request: HttpRequest, me: Member) -> HttpResponse:
     _hosted_only()
-    return _page(request)
+    return _page(request, me)
 
 
-def _page(request: HttpRequest, *, status: int = 200) -> HttpResponse:
-    principal, role = acting(request)
-    account = Account.objects.get(pk=principal.account_id)
-    report = usage_report(principal.account_id)
+def _page(request: HttpRequest, me: Member, *, status: int = 200) -> HttpResponse:
+    account = me.account
+    report = usage_report(me.principal.account_id)
     subscription = report.standing.subscription
     configured = payments.configured()
-    owner = role == Membership.Role.OWNER
+    owner = me.is_owner
     response = render(request, "web/billing.html", {
-        "account": account, "role": role,
+        "account": account, "role": me.role,
         "is_owner": owner, "configured": configured, "report": report,
         "standing": report.standing, "subscription": subscription,
         "offers": _offers(report.standing.plan, owner=owner, configured=configured),
@@ -130,22 +126,20 @@ def _page(request: HttpRequest, *, status: int = 200) -> HttpResponse:
     return response
 
 
-@member_page
-@require_POST
-def billing_checkout(request: HttpRequest) -> HttpResponse:
+@member(methods=["POST"])
+def billing_checkout(request: HttpRequest, me: Member) -> HttpResponse:
     _hosted_only()
-    principal, role = acting(request)
-    _require_owner(role)
+    _require_owner(me.role)
     if not payments.configured():  # whatever the form says, nothing can be bought here
         return _refused(request, payments.BillingNotConfigured("billing is not configured"))
     form = CheckoutForm(request.POST)
     if not form.is_valid():  # the page again, the reason on top: 400, nothing asked of Stripe
         messages.error(request, form.errors["plan"][0])
-        return _page(request, status=400)
+        return _page(request, me, status=400)
     page = request.build_absolute_uri(reverse("web:billing"))
     try:
         url = payments.checkout_url(
-            account=Account.objects.get(pk=principal.account_id),
+            account=me.account,
             plan=form.cleaned_data["plan"], email=email_of(request.user),
             success_url=f"{page}?{payments.CHECKOUT_RETURN_QUERY}",
             cancel_url=f"{page}?checkout=cancel")
@@ -154,16 +148,14 @@ def billing_checkout(request: HttpRequest) -> HttpResponse:
     return redirect(url)
 
 
-@member_page
-@require_POST
-def billing_portal(request: HttpRequest) -> HttpResponse:
+@member(methods=["POST"])
+def billing_portal(request: HttpRequest, me: Member) -> HttpResponse:
     _hosted_only()
-    principal, role = acting(request)
-    _require_owner(role)
-    account = Account.objects.get(pk=principal.account_id)
+    _require_owner(me.role)
+    account = me.account
     if not payments.configured():
         return _refused(request, payments.BillingNotConfigured("billing is not configured"))
-    if not Subscription.objects.filter(account=account).exclude(stripe_customer_id="").exists():
+    if not has_stripe_customer(account):
         messages.info(request, "There are no billing details or invoices yet: they appear "
                                "here after the first upgrade.")
         return redirect("web:billing")
@@ -180,6 +172,5 @@ def _refused(request: HttpRequest, refused: EchoError) -> HttpResponse:
         messages.error(request, "Billing is not configured on this server, so plans cannot "
                                 "be bought or managed here yet.")
     else:
-        messages.error(request, f"{refused.message}: {refused.fix}" if refused.fix
-                       else refused.message)
+        messages.error(request, refusal_text(refused))
     return redirect("web:billing")

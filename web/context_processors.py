@@ -22,7 +22,7 @@ def _acting_account(request):
         return None, None
     if not hasattr(request, "_echo_acting_account"):
         from accounts.team import accounts_of
-        from web.acting import CURRENT_ACCOUNT
+        from web.access import CURRENT_ACCOUNT
 
         memberships = list(accounts_of(user))
         chosen = request.session.get(CURRENT_ACCOUNT)

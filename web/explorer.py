@@ -22,13 +22,12 @@ from memories.graph.browse import fact_page, scope_choices, scope_value, with_li
 from memories.graph.entities import entity_detail
 from memories.graph.episodes import episode_detail
 from memories.graph.selectors import memory_for
-from memories.models import Memory
 from tools import query_memory, trace_cause
 from tools.parsing import parse
-from web.acting import acting
+from web.access import Member, member
 from web.cause_diagram import diagram
 from web.explorer_forms import CauseForm, FactsForm
-from web.views import member_page
+from web.refusals import add_refusal, refusal_text
 
 SEARCH_RESULTS = 20
 # What found each result, in the words the page uses (query_memory's `matched`). The page
@@ -41,24 +40,19 @@ def memory_page(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse
     """A read-only page of one of the account's memories. The memory is looked up before
     the method is checked, so any request for another account's memory is a 404."""
 
-    @member_page
+    @member
     @wraps(view)
-    def page(request: HttpRequest, name: str, **kwargs: Any) -> HttpResponse:
-        principal, _ = acting(request)
-        memory = memory_for(principal, name)
+    def page(request: HttpRequest, me: Member, name: str, **kwargs: Any) -> HttpResponse:
+        memory = memory_for(me.principal, name)
         if request.method not in ("GET", "HEAD"):
             return HttpResponseNotAllowed(["GET", "HEAD"])
-        return view(request, principal, memory, **kwargs)
+        return view(request, me.principal, memory, **kwargs)
 
     return page
 
 
-def _refused(form, error: ValidationFailed, field: str) -> None:
-    form.add_error(field, f"{error.message}: {error.fix}" if error.fix else error.message)
-
-
 @memory_page
-def memory_explorer(request: HttpRequest, principal: Principal, memory: Memory) -> HttpResponse:
+def memory_explorer(request: HttpRequest, principal: Principal, memory) -> HttpResponse:
     form = FactsForm(request.GET, scopes=scope_choices(principal, memory))
     context: dict[str, Any] = {"memory": memory, "form": form}
     if form.is_valid():
@@ -81,12 +75,12 @@ def memory_explorer(request: HttpRequest, principal: Principal, memory: Memory) 
                                             superseded=form.cleaned_data["superseded"],
                                             cursor=form.cleaned_data["after"] or None)
         except ValidationFailed as refused:
-            _refused(form, refused, "after" if refused.field == "after" else "q")
+            add_refusal(form, refused, "after" if refused.field == "after" else "q")
     return render(request, "web/explorer_memory.html", context)
 
 
 @memory_page
-def entity_page(request: HttpRequest, principal: Principal, memory: Memory,
+def entity_page(request: HttpRequest, principal: Principal, memory,
                 entity_id: uuid.UUID) -> HttpResponse:
     cursors = {"out_after": request.GET.get("out") or None,
                "in_after": request.GET.get("in") or None}
@@ -94,7 +88,7 @@ def entity_page(request: HttpRequest, principal: Principal, memory: Memory,
     try:
         detail = entity_detail(principal, memory.name, entity_id, **cursors)
     except ValidationFailed as refused:  # a bad page link: say so, show the first pages
-        error = f"{refused.message}: {refused.fix}"
+        error = refusal_text(refused)
         cursors = {"out_after": None, "in_after": None}
         detail = entity_detail(principal, memory.name, entity_id)
     return render(request, "web/explorer_entity.html", {
@@ -104,7 +98,7 @@ def entity_page(request: HttpRequest, principal: Principal, memory: Memory,
 
 
 @memory_page
-def episode_page(request: HttpRequest, principal: Principal, memory: Memory,
+def episode_page(request: HttpRequest, principal: Principal, memory,
                  episode_id: uuid.UUID) -> HttpResponse:
     after, error = request.GET.get("after") or None, None
     if after is not None:
@@ -119,7 +113,7 @@ def episode_page(request: HttpRequest, principal: Principal, memory: Memory,
 
 
 @memory_page
-def cause_page(request: HttpRequest, principal: Principal, memory: Memory) -> HttpResponse:
+def cause_page(request: HttpRequest, principal: Principal, memory) -> HttpResponse:
     form = CauseForm(request.GET or None, scopes=scope_choices(principal, memory),
                      initial={"direction": "both", "max_hops": 3})
     context: dict[str, Any] = {"memory": memory, "form": form}
@@ -132,8 +126,7 @@ def cause_page(request: HttpRequest, principal: Principal, memory: Memory) -> Ht
                 "direction": form.cleaned_data["direction"] or "both",
                 "max_hops": form.cleaned_data["max_hops"] or 3}))
         except ValidationFailed as refused:
-            field = refused.field if refused.field in form.fields else "subject"
-            _refused(form, refused, field)
+            add_refusal(form, refused, otherwise="subject")
         else:
             context.update(reply=reply, diagram=diagram(reply), scope=scope)
     return render(request, "web/explorer_cause.html", context)

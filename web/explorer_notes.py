@@ -10,16 +10,14 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from accounts.principal import Principal
-from memories.graph.browse import scope_choices
-from memories.models import Memory, Note
-from memories.notes.browse import note_list, note_page, note_projects
+from memories.notes.browse import note_list, note_page, note_projects, note_scope_choices
 from web.explorer import memory_page
 from web.explorer_forms import NotesForm
 
 
 @memory_page
-def notes_list(request: HttpRequest, principal: Principal, memory: Memory) -> HttpResponse:
-    form = NotesForm(request.GET, scopes=scope_choices(principal, memory, written=Note))
+def notes_list(request: HttpRequest, principal: Principal, memory) -> HttpResponse:
+    form = NotesForm(request.GET, scopes=note_scope_choices(principal, memory))
     context: dict[str, Any] = {"memory": memory, "form": form}
     if form.is_valid():
         scope = form.chosen_scope()
@@ -31,7 +29,7 @@ def notes_list(request: HttpRequest, principal: Principal, memory: Memory) -> Ht
 
 
 @memory_page
-def note_detail_page(request: HttpRequest, principal: Principal, memory: Memory,
+def note_detail_page(request: HttpRequest, principal: Principal, memory,
                      note_id: uuid.UUID) -> HttpResponse:
     return render(request, "web/explorer_note.html",
                   {"memory": memory, "note": note_page(principal, memory, note_id)})

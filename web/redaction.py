@@ -7,9 +7,7 @@ from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.template.defaultfilters import pluralize
-from django.views.decorators.http import require_http_methods
 
-from accounts.models import Account
 from accounts.redaction_settings import (
     MAY_CHANGE,
     RedactionSettings,
@@ -19,15 +17,14 @@ from accounts.redaction_settings import (
 )
 from echomem.errors import ValidationFailed
 from memories.redaction import SECRET_PATTERNS
-from web.acting import acting
+from web.access import Member, member
 from web.redaction_forms import RedactionSettingsForm
-from web.views import member_page
+from web.refusals import add_refusal
 
 
-@member_page
-@require_http_methods(["GET", "POST"])
-def redaction_settings(request: HttpRequest) -> HttpResponse:
-    principal, role = acting(request)
+@member(methods=["GET", "POST"])
+def redaction_settings(request: HttpRequest, me: Member) -> HttpResponse:
+    principal, role = me.principal, me.role
     saved = redaction_settings_of(principal)
     may_change = role in MAY_CHANGE
     form = RedactionSettingsForm(
@@ -46,7 +43,7 @@ def redaction_settings(request: HttpRequest) -> HttpResponse:
                 redaction_settings_change(principal=principal, actor_role=role,
                                           enabled=chosen.enabled, patterns=chosen.patterns)
             except ValidationFailed as refused:  # a check the form did not make
-                form.add_error("redaction_patterns", f"{refused.message}. Fix: {refused.fix}.")
+                add_refusal(form, refused, "redaction_patterns", fix_sentence=True)
             else:
                 count = len(chosen.patterns)
                 messages.success(request, "Saved: secret redaction is "
@@ -54,7 +51,7 @@ def redaction_settings(request: HttpRequest) -> HttpResponse:
                                  f"pattern{pluralize(count)} of your own.")
                 return redirect("web:redaction_settings")
     return render(request, "web/redaction_settings.html", {
-        "account": Account.objects.get(pk=principal.account_id), "role": role,
+        "account": me.account, "role": role,
         "may_change": may_change, "form": form, "saved": saved, "preview": preview,
         "kinds": sorted({pattern.kind for pattern in SECRET_PATTERNS}),
     })

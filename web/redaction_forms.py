@@ -5,6 +5,7 @@ from django import forms
 from accounts.redaction_settings import PREVIEW_CHARS
 from echomem.errors import ValidationFailed
 from memories.redaction import MAX_USER_PATTERN_CHARS, MAX_USER_PATTERNS, check_user_patterns
+from web.refusals import refusal_text
 
 
 class RedactionSettingsForm(forms.Form):
@@ -47,5 +48,6 @@ class RedactionSettingsForm(forms.Form):
         try:
             return check_user_patterns(lines)
         except ValidationFailed as refused:
-            message = refused.message.replace("pattern ", "line ", 1)
-            raise forms.ValidationError(f"{message}. Fix: {refused.fix}.") from None
+            on_line = ValidationFailed(refused.message.replace("pattern ", "line ", 1),
+                                       field=refused.field, fix=refused.fix)
+            raise forms.ValidationError(refusal_text(on_line, fix_sentence=True)) from None

@@ -7,7 +7,6 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.hashers import make_password
 from django.db import IntegrityError, transaction
 
-from accounts.models import Account
 from accounts.services import account_create
 from accounts.sign_in_names import sign_in_name, users_matching
 from web import account_mail
@@ -15,7 +14,7 @@ from web.verification import mail_link, mark_unverified
 
 
 def sign_up(*, email: str, password: str | None = None,
-            hashed_password: str | None = None) -> tuple[object, Account]:
+            hashed_password: str | None = None) -> tuple[object, object]:
     """A user named by the email's sign-in name, their account (they own it) and its
     `default` memory, in one transaction; the email must have no account (the user name
     is unique: IntegrityError otherwise)."""

@@ -15,11 +15,13 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts import team
 from accounts.backends import SIGN_IN_BACKEND
-from accounts.models import Account, Invitation, Membership
 from accounts.principal import principal_for_member
+from accounts.selectors import live_keys_held, pending_invitation
+from accounts.team import Role
 from echomem.errors import NotFound, ValidationFailed
 from web import shown_once
-from web.acting import CURRENT_ACCOUNT, acting
+from web.access import CURRENT_ACCOUNT, Member, member
+from web.refusals import add_refusal, refusal_text
 from web.team_forms import (
     AcceptAsNewUserForm,
     InviteForm,
@@ -27,24 +29,17 @@ from web.team_forms import (
     RoleForm,
     SwitchAccountForm,
 )
-from web.views import LIST_PAGE, member_page
-
-Role = Membership.Role
+from web.views import LIST_PAGE
 
 
 def _invitable_roles(role: str) -> list[str]:
     return [r for r in Role.values if role in team.MANAGERS and team.may_manage(role, r)]
 
 
-def _refusal(refused: ValidationFailed) -> str:
-    return f"{refused.message}: {refused.fix}" if refused.fix else refused.message
-
-
 @never_cache  # it may show a new invitation's link, once
-@member_page
-@require_http_methods(["GET", "POST"])
-def team_page(request: HttpRequest) -> HttpResponse:
-    principal, role = acting(request)
+@member(methods=["GET", "POST"])
+def team_page(request: HttpRequest, me: Member) -> HttpResponse:
+    principal, role = me.principal, me.role
     form = InviteForm(request.POST or None, roles=_invitable_roles(role))
     if request.method == "POST":
         team.require_may_manage(role, Role.MEMBER, field="email")
@@ -61,8 +56,7 @@ def team_page(request: HttpRequest) -> HttpResponse:
                     principal=principal, actor_role=role, email=form.cleaned_data["email"],
                     role=form.cleaned_data["role"], link_for=link_for)
             except ValidationFailed as refused:
-                form.add_error(refused.field if refused.field in form.fields else None,
-                               _refusal(refused))
+                add_refusal(form, refused)
             else:
                 messages.success(request, f"Invitation sent to {invitation.email}; the link "
                                           "works once, until "
@@ -79,7 +73,7 @@ def team_page(request: HttpRequest) -> HttpResponse:
     return render(request, "web/team_page.html", {
         "member_page": members, "invitation_page": invitations,
         "may_leave": not team.is_last_owner(principal, role),
-        "account": Account.objects.get(pk=principal.account_id), "role": role,
+        "account": me.account, "role": role,
         "may_invite": role in team.MANAGERS, "form": form,
         "members": [(m, role in team.MANAGERS and team.may_manage(role, m.role)
                      and m.user_id != request.user.pk) for m in members],
@@ -89,19 +83,18 @@ def team_page(request: HttpRequest) -> HttpResponse:
     })
 
 
-def _new_invitation(request: HttpRequest, principal) -> tuple[Invitation, str] | None:
+def _new_invitation(request: HttpRequest, principal) -> tuple[object, str] | None:
     """The invitation this person just sent and its link, on the first GET after it only."""
     held = shown_once.take(request, "invitation")
     if held is None:
         return None
-    invitation = team.pending_invitations(principal).filter(pk=held[0]).first()
+    invitation = pending_invitation(principal, held[0])
     return (invitation, held[1]) if invitation is not None else None
 
 
-@member_page
-@require_http_methods(["GET", "POST"])
-def member_role(request: HttpRequest, member_id: int) -> HttpResponse:
-    principal, role = acting(request)
+@member(methods=["GET", "POST"])
+def member_role(request: HttpRequest, me: Member, member_id: int) -> HttpResponse:
+    principal, role = me.principal, me.role
     membership = team.member_of_account(principal, member_id)
     team.require_may_manage(role, membership.role, field="member")
     form = RoleForm(request.POST or None, initial={"role": membership.role})
@@ -111,7 +104,7 @@ def member_role(request: HttpRequest, member_id: int) -> HttpResponse:
             team.member_role_change(principal=principal, actor_role=role, member_id=member_id,
                                     role=form.cleaned_data["role"])
         except ValidationFailed as refused:
-            form.add_error("role", _refusal(refused))
+            add_refusal(form, refused, "role")
         else:
             messages.success(request, f"{team.email_of(membership.user) or membership.user} "
                                       f"is now {form.cleaned_data['role']}.")
@@ -120,10 +113,9 @@ def member_role(request: HttpRequest, member_id: int) -> HttpResponse:
                                                           "form": form})
 
 
-@member_page
-@require_http_methods(["GET", "POST"])
-def member_remove(request: HttpRequest, member_id: int) -> HttpResponse:
-    principal, role = acting(request)
+@member(methods=["GET", "POST"])
+def member_remove(request: HttpRequest, me: Member, member_id: int) -> HttpResponse:
+    principal, role = me.principal, me.role
     membership = team.member_of_account(principal, member_id)
     team.require_may_manage(role, membership.role, field="member")
     error = None
@@ -132,21 +124,19 @@ def member_remove(request: HttpRequest, member_id: int) -> HttpResponse:
             revoked = team.member_remove(principal=principal, actor_role=role,
                                          member_id=member_id)
         except ValidationFailed as refused:
-            error = _refusal(refused)
+            error = refusal_text(refused)
         else:
             messages.success(request, f"{membership.user} is removed from the account and "
                                       f"{revoked} of their keys are revoked.")
             return redirect("web:team")
-    keys = membership.user.api_keys.filter(account_id=principal.account_id,
-                                           revoked_at__isnull=True).count()
+    keys = live_keys_held(principal, membership.user_id)
     return render(request, "web/team_member_remove.html", {
         "membership": membership, "keys": keys, "error": error})
 
 
-@member_page
-@require_http_methods(["GET", "POST"])
-def invitation_revoke(request: HttpRequest, invitation_id: int) -> HttpResponse:
-    principal, role = acting(request)
+@member(methods=["GET", "POST"])
+def invitation_revoke(request: HttpRequest, me: Member, invitation_id: int) -> HttpResponse:
+    principal, role = me.principal, me.role
     invitation = team.invitation_of_account(principal, invitation_id)
     team.require_may_manage(role, invitation.role, field="invitation")
     if request.method == "POST":
@@ -158,23 +148,21 @@ def invitation_revoke(request: HttpRequest, invitation_id: int) -> HttpResponse:
     return render(request, "web/team_invitation_revoke.html", {"invitation": invitation})
 
 
-@member_page
-@require_http_methods(["GET", "POST"])
-def account_leave(request: HttpRequest) -> HttpResponse:
-    principal, role = acting(request)
-    account = Account.objects.get(pk=principal.account_id)
+@member(methods=["GET", "POST"])
+def account_leave(request: HttpRequest, me: Member) -> HttpResponse:
+    account = me.account
     error = None
     if request.method == "POST":
         try:
-            revoked = team.account_leave(principal=principal)
+            revoked = team.account_leave(principal=me.principal)
         except ValidationFailed as refused:
-            error = _refusal(refused)
+            error = refusal_text(refused)
         else:
             request.session.pop(CURRENT_ACCOUNT, None)
             messages.success(request, f"You left {account.name}; {revoked} of your keys there "
                                       "are revoked.")
             return redirect("web:dashboard")
-    return render(request, "web/team_leave.html", {"account": account, "role": role,
+    return render(request, "web/team_leave.html", {"account": account, "role": me.role,
                                                     "error": error})
 
 
@@ -205,7 +193,7 @@ def invitation_accept(request: HttpRequest, token: str) -> HttpResponse:
         except team.InvitationUnusable as unusable:
             return _unusable(request, unusable)
         except ValidationFailed as refused:
-            form.add_error(None, _refusal(refused))
+            add_refusal(form, refused, None)
             membership = None
         if membership is not None:
             request.session[CURRENT_ACCOUNT] = membership.account_id
@@ -246,7 +234,7 @@ def account_new(request: HttpRequest) -> HttpResponse:
             account = team.another_account_create(user=request.user,
                                                   name=form.cleaned_data["name"])
         except ValidationFailed as refused:
-            form.add_error("name", _refusal(refused))
+            add_refusal(form, refused, "name")
         else:
             request.session[CURRENT_ACCOUNT] = account.pk
             messages.success(request, f"{account.name} is ready; you own it and are acting "

@@ -3,24 +3,24 @@ from __future__ import annotations
 from django import forms
 from django.contrib.auth import password_validation
 
-from accounts.models import Membership
 from accounts.sign_in_names import FoldedEmailField
+from accounts.team import Role
 
 
 class InviteForm(forms.Form):
     email = FoldedEmailField(max_length=150, widget=forms.EmailInput(
         attrs={"autocomplete": "off"}), help_text="The invitation link is emailed here.")
-    role = forms.ChoiceField(choices=Membership.Role.choices, initial=Membership.Role.MEMBER,
+    role = forms.ChoiceField(choices=Role.choices, initial=Role.MEMBER,
                              help_text="Members use memories and their own keys; admins "
                                        "also manage members and keys; owners manage owners.")
 
     def __init__(self, *args, roles: list[str], **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["role"].choices = [c for c in Membership.Role.choices if c[0] in roles]
+        self.fields["role"].choices = [c for c in Role.choices if c[0] in roles]
 
 
 class RoleForm(forms.Form):
-    role = forms.ChoiceField(choices=Membership.Role.choices)
+    role = forms.ChoiceField(choices=Role.choices)
 
 
 class AcceptAsNewUserForm(forms.Form):

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.contrib import messages
-from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.core import signing
 from django.http import HttpRequest, HttpResponse
@@ -13,6 +12,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from accounts.selectors import user_with_email
 from web import account_mail
 from web.limits import by_user, limited
 from web.models import UnverifiedEmail
@@ -60,8 +60,7 @@ def confirm(token: str):
         claim = signing.loads(token, salt=SALT, max_age=settings.VERIFY_EMAIL_MAX_AGE)
     except signing.BadSignature:  # SignatureExpired is one too
         return None
-    user = get_user_model().objects.filter(pk=claim.get("user"),
-                                           email=claim.get("email")).first()
+    user = user_with_email(claim.get("user"), claim.get("email"))
     if user is None:  # the address has changed since the link was sent
         return None
     UnverifiedEmail.objects.filter(user=user, email=user.email).delete()

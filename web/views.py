@@ -1,27 +1,28 @@
-"""Pages. Each one checks membership (principal_for_member) as well as login, and asks the
-services, which check roles and the account, for every object it shows or changes."""
+"""Pages. Each one acts as a member of the person's account (web.access.member) and asks
+the services, which check roles and the account, for every object it shows or changes."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from functools import wraps
 from typing import Any
 
 from django.contrib import messages
-from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotAllowed
+from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
 from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
-from django.views.decorators.http import require_http_methods
 
-from accounts.models import Account, ApiKey, Membership
+from accounts.selectors import listed_keys, own_live_key
 from accounts.services import api_key_create, api_key_revoke, revocable_key
+from accounts.team import Role
 from echomem.agent_clients import export_line
 from echomem.errors import Forbidden, NotFound, ValidationFailed
 from memories.audit_log import AuditFilter, audit_page
-from memories.catalog.selectors import memory_overview
+from memories.catalog.selectors import (
+    account_memories,
+    memory_count,
+    memory_overview,
+    other_memory_names,
+)
 from memories.catalog.services import (
     keys_following_the_account_default,
     memory_make_default,
@@ -37,9 +38,8 @@ from memories.erasure.services import (
 from memories.graph.recall_saves import recall_saves_this_month
 from memories.graph.selectors import memory_for
 from memories.graph.services import memory_create
-from memories.models import Memory
 from web import shown_once
-from web.acting import acting
+from web.access import Member, member
 from web.connect import connect_context
 from web.forms import (
     DeleteAccountForm,
@@ -48,48 +48,29 @@ from web.forms import (
     NewMemoryForm,
     RenameMemoryForm,
 )
+from web.refusals import add_refusal
 from web.verification import is_unverified
 
 RECENT_CHANGES = 5
 LIST_PAGE = 25
 
 
-def member_page(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
-    """A signed-in page acting in the person's account: refusals from the services become
-    Django's own 404 and 403 pages (another account's object looks like a missing one)."""
-
-    @login_required
-    @wraps(view)
-    def page(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        try:
-            return view(request, *args, **kwargs)
-        except NotFound as missing:
-            raise Http404(missing.message) from None
-        except Forbidden as refused:
-            raise PermissionDenied(refused.message) from None
-
-    return page
+def _no_account(request: HttpRequest) -> HttpResponse:
+    # Signed in but in no account (a removed member, a staff user): say what to do.
+    return render(request, "web/no_account.html")
 
 
-@login_required
-def dashboard(request: HttpRequest) -> HttpResponse:
-    try:
-        principal, role = acting(request)
-    except NotFound:
-        # Signed in but in no account (a removed member, a staff user): say what to do.
-        return render(request, "web/no_account.html")
-    keys = ApiKey.objects.filter(account_id=principal.account_id, revoked_at__isnull=True)
-    if role == Membership.Role.MEMBER:  # so every key listed is one they may revoke
-        keys = keys.filter(holder_id=request.user.pk)
-    memory_page = Paginator(Memory.objects.filter(account_id=principal.account_id)
-                            .order_by("name"), LIST_PAGE).get_page(request.GET.get("memories"))
-    key_page = Paginator(keys.select_related("holder", "default_memory")
-                         .order_by("-created_at", "-pk"), LIST_PAGE).get_page(
-                             request.GET.get("keys"))
+@member(outsider=_no_account)
+def dashboard(request: HttpRequest, me: Member) -> HttpResponse:
+    principal, role = me.principal, me.role
+    memory_page = Paginator(account_memories(principal.account_id), LIST_PAGE).get_page(
+        request.GET.get("memories"))
+    key_page = Paginator(listed_keys(principal, role), LIST_PAGE).get_page(
+        request.GET.get("keys"))
     return render(request, "web/dashboard.html", {
-        "account": Account.objects.get(pk=principal.account_id), "role": role,
+        "account": me.account, "role": role,
         "may_delete": role in MAY_DELETE,
-        "is_owner": role == Membership.Role.OWNER,
+        "is_owner": me.is_owner,
         "memories": memory_overview(principal, memory_page.object_list),
         "memory_page": memory_page, "key_page": key_page,
         "recent": audit_page(principal, role, AuditFilter(), size=RECENT_CHANGES).rows,
@@ -100,17 +81,14 @@ def dashboard(request: HttpRequest) -> HttpResponse:
 
 
 @never_cache  # the page that shows a key's secret must not be kept by any cache
-@member_page
-@require_http_methods(["GET", "POST"])
-def key_new(request: HttpRequest) -> HttpResponse:
-    principal, _ = acting(request)
+@member(methods=["GET", "POST"])
+def key_new(request: HttpRequest, me: Member) -> HttpResponse:
     if is_unverified(request.user):
         return render(request, "web/verify_first.html", status=403)
-    memories = Memory.objects.filter(account_id=principal.account_id).order_by("name")
-    form = NewKeyForm(request.POST or None, memories=memories)
+    form = NewKeyForm(request.POST or None, memories=account_memories(me.principal.account_id))
     if request.method == "POST" and form.is_valid():
         key, plaintext = api_key_create(
-            account=Account.objects.get(pk=principal.account_id), holder=request.user,
+            account=me.account, holder=request.user,
             name=form.cleaned_data["name"], tool=form.cleaned_data["tool"],
             default_memory=form.cleaned_data["default_memory"])
         shown_once.keep(request, "api_key", key.pk, plaintext)
@@ -119,14 +97,11 @@ def key_new(request: HttpRequest) -> HttpResponse:
 
 
 @never_cache  # the page that shows a key's secret must not be kept by any cache
-@member_page
-def key_created(request: HttpRequest, key_id: int) -> HttpResponse:
+@member
+def key_created(request: HttpRequest, me: Member, key_id: int) -> HttpResponse:
     """The new key's secret, on the first GET after its creation only: a reload says it was
     shown and what to do if it was not copied."""
-    principal, _ = acting(request)
-    key = (ApiKey.objects.filter(pk=key_id, account_id=principal.account_id,
-                                 holder_id=request.user.pk, revoked_at__isnull=True)
-           .select_related("default_memory").first())
+    key = own_live_key(me.principal, key_id)
     if key is None:
         raise NotFound("there is no such API key of yours in this account", field="key",
                        fix="create a key from the dashboard")
@@ -140,11 +115,9 @@ def key_created(request: HttpRequest, key_id: int) -> HttpResponse:
         **connect_context(request)})
 
 
-@member_page
-@require_http_methods(["GET", "POST"])
-def key_revoke(request: HttpRequest, key_id: int) -> HttpResponse:
-    principal, role = acting(request)
-    key = revocable_key(principal=principal, role=role, key_id=key_id)
+@member(methods=["GET", "POST"])
+def key_revoke(request: HttpRequest, me: Member, key_id: int) -> HttpResponse:
+    key = revocable_key(principal=me.principal, role=me.role, key_id=key_id)
     if request.method == "POST":
         api_key_revoke(key=key, actor_id=request.user.pk)
         messages.success(request, f"Key {key} is revoked; agents using it are refused from now.")
@@ -152,36 +125,31 @@ def key_revoke(request: HttpRequest, key_id: int) -> HttpResponse:
     return render(request, "web/key_revoke.html", {"key": key})
 
 
-@member_page
-@require_http_methods(["GET", "POST"])
-def memory_new(request: HttpRequest) -> HttpResponse:
-    principal, _ = acting(request)
+@member(methods=["GET", "POST"])
+def memory_new(request: HttpRequest, me: Member) -> HttpResponse:
     form = NewMemoryForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
-            memory = memory_create(account_id=principal.account_id,
+            memory = memory_create(account_id=me.principal.account_id,
                                    actor_id=request.user.pk, **form.cleaned_data)
         except ValidationFailed as refused:
-            form.add_error(refused.field or None, f"{refused.message}: {refused.fix}")
+            add_refusal(form, refused, refused.field or None)
         else:
             messages.success(request, f"Memory {memory.name} is ready for your agents.")
             return redirect("web:dashboard")
     return render(request, "web/memory_new.html", {"form": form})
 
 
-@member_page
-@require_http_methods(["GET", "POST"])
-def memory_remove(request: HttpRequest, name: str) -> HttpResponse:
-    principal, role = acting(request)
-    memory = memory_for(principal, name)
-    require_owner_or_admin(role)
+@member(methods=["GET", "POST"])
+def memory_remove(request: HttpRequest, me: Member, name: str) -> HttpResponse:
+    memory = memory_for(me.principal, name)
+    require_owner_or_admin(me.role)
     keys = list(keys_defaulting_to(memory))
-    others = list(Memory.objects.filter(account_id=principal.account_id)
-                  .exclude(pk=memory.pk).order_by("name").values_list("name", flat=True))
+    others = other_memory_names(memory)
     form = DeleteMemoryForm(request.POST or None, keys=keys, others=others)
     if request.method == "POST" and form.is_valid():
         try:
-            gone = memory_delete(principal, name, confirm=form.cleaned_data["confirm"],
+            gone = memory_delete(me.principal, name, confirm=form.cleaned_data["confirm"],
                                  keys=form.keys_decision())
         except ValidationFailed as refused:
             if refused.field == "keys":
@@ -193,7 +161,7 @@ def memory_remove(request: HttpRequest, name: str) -> HttpResponse:
                 form = DeleteMemoryForm(again, keys=keys, others=others)
                 form.is_valid()
             field = {"keys": None, "move_to": "keys_to"}.get(refused.field or "", "confirm")
-            form.add_error(field, f"{refused.message}: {refused.fix}")
+            add_refusal(form, refused, field)
         else:
             messages.success(request, f"Memory {name} is deleted: {gone['facts']} facts and "
                                       f"{gone['entities']} entities, and their text in the "
@@ -212,54 +180,49 @@ def _keys_fate(gone: dict[str, Any]) -> str:
     return ""
 
 
-@member_page
-@require_http_methods(["GET", "POST"])
-def memory_rename_page(request: HttpRequest, name: str) -> HttpResponse:
-    principal, role = acting(request)
-    memory = memory_for(principal, name)
-    require_owner_or_admin(role, doing="rename a memory")
+@member(methods=["GET", "POST"])
+def memory_rename_page(request: HttpRequest, me: Member, name: str) -> HttpResponse:
+    memory = memory_for(me.principal, name)
+    require_owner_or_admin(me.role, doing="rename a memory")
     form = RenameMemoryForm(request.POST or None, initial={"new_name": memory.name})
     if request.method == "POST" and form.is_valid():
         try:
-            memory = memory_rename(principal, name, new_name=form.cleaned_data["new_name"])
+            memory = memory_rename(me.principal, name, new_name=form.cleaned_data["new_name"])
         except ValidationFailed as refused:
-            form.add_error("new_name", f"{refused.message}: {refused.fix}")
+            add_refusal(form, refused, "new_name")
         else:
             messages.success(request, f"Memory {name} is now {memory.name}.")
             return redirect("web:dashboard")
     return render(request, "web/memory_rename.html", {"memory": memory, "form": form})
 
 
-@member_page
-@require_http_methods(["POST"])
-def memory_default(request: HttpRequest, name: str) -> HttpResponse:
-    principal, _ = acting(request)
-    memory = memory_make_default(principal, name)
-    following = keys_following_the_account_default(principal.account_id)
+@member(methods=["POST"])
+def memory_default(request: HttpRequest, me: Member, name: str) -> HttpResponse:
+    memory = memory_make_default(me.principal, name)
+    following = keys_following_the_account_default(me.principal.account_id)
     messages.success(request, f"Memory {memory.name} is now the account's default: calls that "
                               f"name no memory go there, from {following} key(s) without a "
                               "default memory of their own too.")
     return redirect("web:dashboard")
 
 
-@member_page
-@require_http_methods(["GET", "POST"])
-def account_remove(request: HttpRequest) -> HttpResponse:
-    principal, role = acting(request)
-    if role != Membership.Role.OWNER:
-        raise Forbidden("only an owner of the account may delete it", field="account",
-                        fix="ask an owner of this account")
-    account = Account.objects.get(pk=principal.account_id)
+def _not_an_owner() -> Forbidden:
+    return Forbidden("only an owner of the account may delete it", field="account",
+                     fix="ask an owner of this account")
+
+
+@member(methods=["GET", "POST"], roles=[Role.OWNER], refusal=_not_an_owner)
+def account_remove(request: HttpRequest, me: Member) -> HttpResponse:
+    account = me.account
     form = DeleteAccountForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
-            gone = account_delete(principal, confirm=form.cleaned_data["confirm"])
+            gone = account_delete(me.principal, confirm=form.cleaned_data["confirm"])
         except ValidationFailed as refused:
-            form.add_error("confirm", f"{refused.message}: {refused.fix}")
+            add_refusal(form, refused, "confirm")
         else:
             messages.success(request, f"Account {gone['deleted']} is deleted, with its "
                                       f"{gone['memories']} memories and {gone['facts']} facts.")
             return redirect("web:dashboard")
     return render(request, "web/account_delete.html", {"account": account, "form": form,
-                                                       "memories": Memory.objects.filter(
-                                                           account_id=account.pk).count()})
+                                                       "memories": memory_count(account.pk)})

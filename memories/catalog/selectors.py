@@ -49,3 +49,18 @@ def memory_overview(principal: Principal,
                            (row := facts.get(memory.pk, empty))["live"], row["superseded"],
                            row["waiting"], row["last"])
             for memory in memories]
+
+
+def account_memories(account_id: int):
+    """The account's memories by name (a queryset: pages paginate it, a form offers it)."""
+    return Memory.objects.filter(account_id=account_id).order_by("name")
+
+
+def other_memory_names(memory: Memory) -> list[str]:
+    """The names of the account's other memories, where its keys may move to."""
+    return list(account_memories(memory.account_id).exclude(pk=memory.pk)
+                .values_list("name", flat=True))
+
+
+def memory_count(account_id: int) -> int:
+    return Memory.objects.filter(account_id=account_id).count()

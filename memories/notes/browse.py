@@ -12,10 +12,16 @@ from django.db.models import F
 from accounts.principal import Principal
 from echomem.errors import NotFound
 from memories.core.scopes import SHARED, visible_to_person
+from memories.graph.browse import ScopeChoice, scope_choices
 from memories.models import TEXT_SEARCH_CONFIG, Memory, Note
 from memories.notes.selectors import SUMMARY_FIELDS, note_detail, note_summary
 
 NOTES_PER_PAGE = 50
+
+
+def note_scope_choices(principal: Principal, memory: Memory) -> list[ScopeChoice]:
+    """`shared`, then the solo partition of each of the person's tools that wrote notes here."""
+    return scope_choices(principal, memory, written=Note)
 
 
 def note_list(memory: Memory, partition: str, *, words: str = "",
