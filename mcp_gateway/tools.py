@@ -17,6 +17,7 @@ from django.core.serializers.json import DjangoJSONEncoder
 from pydantic import BaseModel
 
 from accounts.principal import Principal
+from accounts.redaction_settings import redactor_for
 from billing.tool import GetUsageArgs, get_usage
 from echomem import log_context, metrics
 from echomem.db import timeouts_refused
@@ -27,7 +28,6 @@ from memories.erasure import forget
 from memories.graph import causal, episodes, selectors, services
 from memories.notes import selectors as note_reads
 from memories.notes import services as notes
-from memories.redaction import redactor_for
 from memories.schemas import (
     ForgetArgs,
     GetAuditLogArgs,

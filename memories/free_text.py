@@ -24,8 +24,8 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
 from echomem.errors import ValidationFailed
-from memories.redaction import Redactor
 from memories.schemas import Verbatim, parse
+from redaction.redactor import Redactor
 
 # One text through the redactor: (its value, the most characters its field holds).
 _Clean = Callable[[str, int | None], str]

@@ -18,7 +18,7 @@ from accounts.redaction_settings import (
     redaction_settings_of,
 )
 from echomem.errors import ValidationFailed
-from memories.redaction import SECRET_PATTERNS
+from redaction.redactor import SECRET_PATTERNS
 from web.acting import acting
 from web.redaction_forms import RedactionSettingsForm
 from web.views import member_page

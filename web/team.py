@@ -18,6 +18,7 @@ from accounts.backends import SIGN_IN_BACKEND
 from accounts.models import Account, Invitation, Membership
 from accounts.principal import principal_for_member
 from echomem.errors import NotFound, ValidationFailed
+from memories.catalog.new_accounts import another_account_create
 from web import shown_once
 from web.acting import CURRENT_ACCOUNT, acting
 from web.team_forms import (
@@ -243,8 +244,8 @@ def account_new(request: HttpRequest) -> HttpResponse:
     form = NewAccountForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
-            account = team.another_account_create(user=request.user,
-                                                  name=form.cleaned_data["name"])
+            account = another_account_create(user=request.user,
+                                             name=form.cleaned_data["name"])
         except ValidationFailed as refused:
             form.add_error("name", _refusal(refused))
         else:

@@ -13,10 +13,12 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from accounts.account_events import account_event
 from accounts.principal import Principal
+from audit.chain import RECALL_SAVED, Change, append, new_events, record
+from echomem import bulk
 from echomem.errors import NotFound, ValidationFailed
-from memories.audit import RECALL_SAVED, Change, account_event, append, audit_record, new_events
-from memories.core import bulk, metering
+from memories.core import metering
 from memories.core.scopes import partition_for
 from memories.graph.names import initials, normalize
 from memories.graph.resolution import Node, resolve
@@ -211,7 +213,7 @@ def _write_episode(
                                              "superseded_at": now}))
             changes.append(Change("fact.created", str(row.pk),
                                   after=_snapshot(row, names) | {"episode_id": str(episode_id)}))
-        events = new_events(principal=principal, memory=memory, partition=partition,
+        events = new_events(actor=principal, memory=memory, partition=partition,
                             session_id=args.session_id, changes=changes)
 
     # Paid after the rows are in and before the audit chain's head is locked (always in
@@ -374,7 +376,7 @@ def record_recall_save(principal: Principal, args: RecordRecallSaveArgs) -> dict
     )
     writer = {"holder_id": fact.written_by_holder_id, "tool": fact.written_by_tool}
     reader = {"holder_id": principal.holder_id, "tool": principal.tool}
-    audit_record(principal=principal, memory=memory, partition=partition,
+    record(actor=principal, memory=memory, partition=partition,
                  session_id=args.session_id, changes=[Change(
                      RECALL_SAVED, str(save.pk),
                      after={"fact_id": str(fact.pk), "note": args.note,

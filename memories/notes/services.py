@@ -17,8 +17,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from accounts.principal import Principal
-from memories.audit import Change, audit_record
-from memories.core import bulk, metering
+from audit.chain import Change, record
+from echomem import bulk
+from memories.core import metering
 from memories.core.scopes import partition_for
 from memories.graph.selectors import memory_for
 from memories.graph.services import hold_memory
@@ -104,7 +105,7 @@ def memory_save(principal: Principal, args: MemorySaveArgs) -> dict[str, Any]:
             note = _store(principal, memory, partition, note, fields)
             metering.charge(principal, memory, "memory_save", [1], whole=True)
             action = "note.created" if before is None else "note.updated"
-            audit_record(principal=principal, memory=memory, partition=partition,
+            record(actor=principal, memory=memory, partition=partition,
                          session_id="", changes=[Change(
                              action, str(note.pk),
                              before=_snapshot(before, note.version - 1) if before else None,

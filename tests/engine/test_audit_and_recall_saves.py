@@ -7,9 +7,9 @@ import time
 import pytest
 from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
+from memories.audit import audit_verify
 
 from echomem.errors import ValidationFailed
-from memories.audit import audit_verify
 from memories.models import AuditEvent, RecallSave
 from tests.engine.conftest import Engine, fact, person
 

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 from django.db import connection
+from memories.audit import audit_verify
 
 from echomem.errors import NotFound, ValidationFailed
-from memories.audit import audit_verify
 from memories.erasure.forget import forget
 from memories.erasure.services import memory_delete
 from memories.graph.services import memory_create

@@ -6,9 +6,9 @@ import importlib
 
 import pytest
 from django.db import DatabaseError, connection
+from memories.audit import audit_verify
 
 from echomem.errors import Forbidden, NotFound, ValidationFailed
-from memories.audit import audit_verify
 from memories.erasure.services import memory_delete
 from memories.graph.services import memory_create
 from memories.models import AuditChainHead, AuditEvent, Entity, Fact, Memory, RecallSave

@@ -10,9 +10,9 @@ from datetime import UTC, datetime
 
 import pytest
 from django.db import DataError, connection
+from memories.audit import audit_verify, audit_verify_accounts
 
 from echomem.errors import NotFound
-from memories.audit import audit_verify, audit_verify_accounts
 from memories.erasure.repair import REPAIR_TOOL, repair_unreadable_dates
 from memories.graph.services import memory_create
 from memories.models import AuditEvent, Fact

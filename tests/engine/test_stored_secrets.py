@@ -10,8 +10,6 @@ from __future__ import annotations
 import pytest
 from django.db import DatabaseError, connection
 from django.db.migrations.executor import MigrationExecutor
-
-from accounts.models import Account
 from memories.audit import (
     GENESIS,
     SECRETS_ERASED,
@@ -20,6 +18,8 @@ from memories.audit import (
     digest_v2,
     payload_digest,
 )
+
+from accounts.models import Account
 from memories.erasure.services import memory_delete
 from memories.graph.services import memory_create
 from memories.models import AuditChainHead, AuditEvent, Episode, Fact, RecallSave

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from memories.audit import ACCOUNT_PARTITION
 
 from echomem.errors import NotFound, ValidationFailed
-from memories.audit import ACCOUNT_PARTITION
 from memories.models import AuditEvent, Entity, Episode, Fact
 from memories.schemas import MAX_FACT_CHARS
 from tests.engine.conftest import fact, person

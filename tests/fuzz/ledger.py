@@ -13,9 +13,9 @@ from collections.abc import Callable
 from typing import Any
 
 import psycopg
+from memories.audit import GENESIS, verify_events
 
 from mcp_gateway.tools import TOOLS
-from memories.audit import GENESIS, verify_events
 from memories.models import AuditEvent
 
 TABLES = {"facts": "memories_fact", "entities": "memories_entity",

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 from django.db import connection
-
 from memories.audit import audit_verify
+
 from memories.models import AuditEvent, Entity, Episode, Fact, RecallSave
 
 DOORS = ["mcp", "rest"]

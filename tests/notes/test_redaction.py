@@ -15,8 +15,6 @@ import time
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from echomem.errors import ValidationFailed
 from memories.redaction import (
     _MAY_HOLD_A_SECRET,
     SECRET_PATTERNS,
@@ -27,8 +25,10 @@ from memories.redaction import (
     redaction_settings_save,
 )
 from memories.regex_safety import backtracking_risk
-from memories.search import indexing
 from memories.secret_rules import EXCLUDED, HINTS, regex_plugins
+
+from echomem.errors import ValidationFailed
+from memories.search import indexing
 from tests.engine.conftest import database_text
 from tests.notes.conftest import note
 from tests.notes.secret_corpus import CUSTOM_PATTERN, MISSED, SECRETS, J, secret_of

@@ -18,11 +18,11 @@ from typing import Any
 import numpy as np
 import pytest
 from django.db import connection
+from memories.redaction import Redactor, redaction_settings_save, redactor_with
 
 from mcp_gateway.tools import TOOLS
 from memories import free_text
 from memories.models import Note
-from memories.redaction import Redactor, redaction_settings_save, redactor_with
 from memories.schemas import parse
 from memories.search import indexing
 from memories.search.embeddings import get_embedder

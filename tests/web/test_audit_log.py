@@ -12,10 +12,10 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
+from memories.audit import GENESIS, Change, audit_record, seal
 
 from accounts.models import Account, Membership
 from accounts.principal import Principal, principal_for_member
-from memories.audit import GENESIS, Change, audit_record, seal
 from memories.erasure.services import ACCOUNT_PARTITION
 from memories.models import AuditChainHead, AuditEvent, Memory
 from tests.conftest import make_user

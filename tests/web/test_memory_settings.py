@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 from django.contrib.auth import get_user_model
+from memories.audit import audit_verify
 
 from accounts.models import Account, ApiKey, Membership
 from echomem.errors import NotFound
-from memories.audit import audit_verify
 from memories.models import AuditEvent, Fact, Memory
 from tests.engine.conftest import Engine, fact, person
 

@@ -12,13 +12,13 @@ from django.contrib.auth import get_user_model
 from django.core import mail
 from django.db import connection
 from django.utils import timezone
+from memories.audit import audit_verify
 
 from accounts import team
 from accounts.models import Account, ApiKey, Invitation, Membership
 from accounts.principal import principal_for_member
 from accounts.services import account_create, api_key_create
 from echomem.errors import Forbidden, ValidationFailed
-from memories.audit import audit_verify
 from memories.graph.selectors import get_audit_log
 from memories.models import AuditEvent
 from memories.schemas import GetAuditLogArgs
