@@ -124,23 +124,6 @@ def _key_summary(key: ApiKey) -> dict[str, object]:
             "holder": key.holder_id}
 
 
-QUICKSTART_TOOL = "quickstart"
-
-
-def quickstart_key(
-    *, account: Account, holder: AbstractBaseUser, new: bool
-) -> tuple[ApiKey, str | None]:
-    """The quickstart key: reused if one is active (plaintext None: it was shown once)."""
-    if not new:
-        existing = ApiKey.objects.filter(
-            account=account, holder=holder, tool=QUICKSTART_TOOL, revoked_at__isnull=True
-        ).order_by("created_at").first()
-        if existing is not None:
-            return existing, None
-    return api_key_create(account=account, holder=holder, name="quickstart",
-                          tool=QUICKSTART_TOOL, default_memory=account.default_memory)
-
-
 def revocable_key(*, principal, role: str, key_id: int) -> ApiKey:
     """A live key of the principal's account that they may revoke: members their own keys,
     owners and admins any. Another account's key is NotFound, like a missing one."""

@@ -107,8 +107,7 @@ def quickstart(host: str, port: int, username: str | None, new_key: bool, no_ser
     runtime = _prepare()
     _migrate()
     _require_install()
-    from accounts.services import quickstart_key
-    from memories.catalog.new_accounts import local_owner_ensure
+    from memories.catalog.new_accounts import local_owner_ensure, quickstart_key
 
     username = username or _login_name()
     user, account, created = local_owner_ensure(username=username)

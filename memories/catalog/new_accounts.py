@@ -1,8 +1,8 @@
 """Opening an account: a tenant with the `default` memory every account starts with.
 
 Above tenancy and the graph because it makes both (accounts imports no engine): the web's
-sign-up, a person's further account and the single box's owner (quickstart) open theirs
-here."""
+sign-up, a person's further account and the single box's owner (quickstart, with its
+key) open theirs here."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
-from accounts.models import Account, Membership
+from accounts.models import Account, ApiKey, Membership
+from accounts.services import api_key_create
 from accounts.sign_in_names import sign_in_name, user_for_sign_in
 from echomem.errors import ValidationFailed
 from memories.graph.selectors import DEFAULT_MEMORY_NAME
@@ -55,3 +56,20 @@ def local_owner_ensure(*, username: str) -> tuple[AbstractBaseUser, Account, boo
     if membership is not None:
         return user, membership.account, False
     return user, account_create(owner=user, name=f"{username}'s account"), True
+
+
+QUICKSTART_TOOL = "quickstart"
+
+
+def quickstart_key(
+    *, account: Account, holder: AbstractBaseUser, new: bool
+) -> tuple[ApiKey, str | None]:
+    """The quickstart key: reused if one is active (plaintext None: it was shown once)."""
+    if not new:
+        existing = ApiKey.objects.filter(
+            account=account, holder=holder, tool=QUICKSTART_TOOL, revoked_at__isnull=True
+        ).order_by("created_at").first()
+        if existing is not None:
+            return existing, None
+    return api_key_create(account=account, holder=holder, name="quickstart",
+                          tool=QUICKSTART_TOOL, default_memory=account.default_memory)

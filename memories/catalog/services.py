@@ -39,9 +39,9 @@ def memory_rename(principal: Principal, name: str, *, new_name: str) -> Memory:
                 f"a memory named {new_name!r} already exists in this account",
                 field="new_name", fix="choose another name") from None
         record(actor=principal, memory=memory, partition=ACCOUNT_PARTITION,
-                     session_id="", changes=[Change(MEMORY_RENAMED, str(memory.pk),
-                                                    before={"name": name},
-                                                    after={"name": new_name})])
+               session_id="", changes=[Change(MEMORY_RENAMED, str(memory.pk),
+                                              before={"name": name},
+                                              after={"name": new_name})])
         memory.name = new_name
     return memory
 
@@ -60,10 +60,10 @@ def memory_make_default(principal: Principal, name: str) -> Memory:
         # The keys whose writes follow: the page says how many, and so does the log.
         following = keys_following_the_account_default(principal.account_id)
         record(actor=principal, memory=memory, partition=ACCOUNT_PARTITION,
-                     session_id="", changes=[Change(DEFAULT_CHANGED, str(memory.pk),
-                                                    before={"default_memory": previous},
-                                                    after={"default_memory": memory.name,
-                                                           "keys_following": following})])
+               session_id="", changes=[Change(DEFAULT_CHANGED, str(memory.pk),
+                                              before={"default_memory": previous},
+                                              after={"default_memory": memory.name,
+                                                     "keys_following": following})])
     return memory
 
 

@@ -76,8 +76,8 @@ def forget(principal: Principal, args: ForgetArgs) -> dict[str, Any]:
             object_ids=forgotten["facts"] + forgotten["entities"] + forgotten["notes"],
             fact_ids=forgotten["facts"])
         record(actor=principal, memory=memory, partition=partition, session_id="",
-                     changes=[Change(MEMORY_FORGOTTEN, str(memory.pk),
-                                     after=forgotten | {ERASED_SEQS: erased})])
+               changes=[Change(MEMORY_FORGOTTEN, str(memory.pk),
+                               after=forgotten | {ERASED_SEQS: erased})])
     counts = {kind: len(ids) for kind, ids in forgotten.items()}
     return {
         **counts, **counted, "audit_events_erased": len(erased), "memory": memory.name,

@@ -128,4 +128,4 @@ def _clear_and_record(account_id: int, facts: list[RepairedFact]) -> None:
             after={name: None for name in fact.before}))
     for (memory_id, partition), changes in by_place.items():
         record(actor=actor, memory=memories[memory_id], partition=partition,
-                     session_id="", changes=changes)
+               session_id="", changes=changes)

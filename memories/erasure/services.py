@@ -75,9 +75,9 @@ def memory_delete(principal: Principal, name: str, *, confirm: str,
         _delete_rows_of(memory)
         erased = erase_memory_events(account_id=memory.account_id, memory_id=memory.pk)
         record(actor=principal, memory=memory, partition=ACCOUNT_PARTITION,
-                     session_id="", changes=[Change(MEMORY_DELETED, str(memory.pk), before={
-                         "name": memory.name, **counted, "audit_events_erased": erased,
-                         **settled})])
+               session_id="", changes=[Change(MEMORY_DELETED, str(memory.pk), before={
+                   "name": memory.name, **counted, "audit_events_erased": erased,
+                   **settled})])
         with connection.cursor() as cursor:
             cursor.execute("DELETE FROM memories_memory WHERE id = %s", [memory.pk])
     return {"deleted": memory.name, **counted, "audit_events_erased": erased, **settled}

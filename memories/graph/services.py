@@ -377,10 +377,10 @@ def record_recall_save(principal: Principal, args: RecordRecallSaveArgs) -> dict
     writer = {"holder_id": fact.written_by_holder_id, "tool": fact.written_by_tool}
     reader = {"holder_id": principal.holder_id, "tool": principal.tool}
     record(actor=principal, memory=memory, partition=partition,
-                 session_id=args.session_id, changes=[Change(
-                     RECALL_SAVED, str(save.pk),
-                     after={"fact_id": str(fact.pk), "note": args.note,
-                            "writer": writer, "reader": reader})])
+           session_id=args.session_id, changes=[Change(
+               RECALL_SAVED, str(save.pk),
+               after={"fact_id": str(fact.pk), "note": args.note,
+                      "writer": writer, "reader": reader})])
     return {"recorded": True, "recall_save_id": str(save.pk), "fact_id": str(fact.pk),
             "writer": writer, "reader": reader, "memory": memory.name, "units": 0}
 

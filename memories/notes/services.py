@@ -106,10 +106,10 @@ def memory_save(principal: Principal, args: MemorySaveArgs) -> dict[str, Any]:
             metering.charge(principal, memory, "memory_save", [1], whole=True)
             action = "note.created" if before is None else "note.updated"
             record(actor=principal, memory=memory, partition=partition,
-                         session_id="", changes=[Change(
-                             action, str(note.pk),
-                             before=_snapshot(before, note.version - 1) if before else None,
-                             after=_snapshot(fields, note.version))])
+                   session_id="", changes=[Change(
+                       action, str(note.pk),
+                       before=_snapshot(before, note.version - 1) if before else None,
+                       after=_snapshot(fields, note.version))])
             transaction.on_commit(indexing.schedule)
     what_changed = changed_fields(before, fields)
     kept = [] if before is None else [name for name in MERGED_FIELDS

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from audit.models import AuditEvent
 from billing.models import UsageRecord
 from mcp_gateway import tools
-from memories.models import AuditEvent
 from tests.mcp.test_tools import episode
 
 

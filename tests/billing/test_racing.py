@@ -11,10 +11,11 @@ from django.core.management import call_command
 from django.db import connection
 from django.db.models import Sum
 
+from audit.models import AuditEvent
 from billing.models import Plan, UsagePeriod, UsageRecord
 from echomem.errors import AllowanceExhausted
 from mcp_gateway.tools import TOOLS, call_tool
-from memories.models import AuditEvent, Fact
+from memories.models import Fact
 from tests.billing.test_allowance import facts
 
 WRITERS = READERS = 20

@@ -7,10 +7,11 @@ import time
 import pytest
 from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
-from memories.audit import audit_verify
 
+from audit.models import AuditEvent
+from audit.verify import audit_verify
 from echomem.errors import ValidationFailed
-from memories.models import AuditEvent, RecallSave
+from memories.models import RecallSave
 from tests.engine.conftest import Engine, fact, person
 
 

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from memories.audit import ACCOUNT_PARTITION
 
+from audit.chain import ACCOUNT_PARTITION
+from audit.models import AuditEvent
 from echomem.errors import NotFound, ValidationFailed
-from memories.models import AuditEvent, Entity, Episode, Fact
+from memories.models import Entity, Episode, Fact
 from memories.schemas import MAX_FACT_CHARS
 from tests.engine.conftest import fact, person
 

@@ -13,10 +13,11 @@ from collections.abc import Callable
 from typing import Any
 
 import psycopg
-from memories.audit import GENESIS, verify_events
 
+from audit.chain import GENESIS
+from audit.models import AuditEvent
+from audit.verify import verify_events
 from mcp_gateway.tools import TOOLS
-from memories.models import AuditEvent
 
 TABLES = {"facts": "memories_fact", "entities": "memories_entity",
           "episodes": "memories_episode", "recall_saves": "memories_recallsave",

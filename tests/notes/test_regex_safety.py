@@ -7,11 +7,12 @@ import re
 import time
 
 import pytest
-from memories.redaction import check_user_patterns, redactor_for
-from memories.regex_safety import backtracking_risk
 
 from accounts.models import Account
+from accounts.redaction_settings import redactor_for
 from echomem.errors import ValidationFailed
+from redaction.redactor import check_user_patterns
+from redaction.regex_safety import backtracking_risk
 
 RISKY = [
     r"(a+)+b",            # a repeat inside a repeat

@@ -55,7 +55,7 @@ READ = f"""
 import json
 from accounts.models import ApiKey
 from accounts.principal import Principal
-from memories.models import AuditChainHead, AuditEvent
+from audit.models import AuditChainHead, AuditEvent
 from memories.notes.selectors import memory_search
 from memories.schemas import MemorySearchArgs, QueryMemoryArgs, parse
 from memories.graph.selectors import query_memory

@@ -12,15 +12,16 @@ from django.contrib.auth import get_user_model
 from django.core import mail
 from django.db import connection
 from django.utils import timezone
-from memories.audit import audit_verify
 
 from accounts import team
 from accounts.models import Account, ApiKey, Invitation, Membership
 from accounts.principal import principal_for_member
-from accounts.services import account_create, api_key_create
+from accounts.services import api_key_create
+from audit.models import AuditEvent
+from audit.verify import audit_verify
 from echomem.errors import Forbidden, ValidationFailed
+from memories.catalog.new_accounts import account_create
 from memories.graph.selectors import get_audit_log
-from memories.models import AuditEvent
 from memories.schemas import GetAuditLogArgs
 
 Role = Membership.Role
