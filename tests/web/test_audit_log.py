@@ -319,4 +319,4 @@ def test_owner_sees_every_account_level_event_but_no_solo_event_of_others(alice,
     owner = Principal(account_id=alice.account.pk, holder_id=alice.user.pk, tool="web")
     seen = visible_events(owner, Membership.Role.OWNER)
     assert not seen.filter(partition__startswith=f"solo:{bob.user.pk}:").exists()
-    assert seen.filter(holder_id=bob.user.pk, memory__isnull=True).exists()
+    assert seen.filter(holder_id=bob.user.pk, memory_id__isnull=True).exists()
