@@ -13,6 +13,8 @@ from accounts.models import KEY_RATE_MAX, Account, ApiKey, Membership
 from echomem.errors import Forbidden, NotFound, ValidationFailed
 
 
+# A key's default memory is the engine's Memory; tenancy imports no engine, so it is typed
+# as a model here.
 def api_key_check(
     *, account: Account, holder: AbstractBaseUser, tool: str, default_memory: models.Model | None
 ) -> None:
