@@ -9,10 +9,10 @@ import unicodedata
 
 from django.db import transaction
 
+from accounts.account_events import account_event
 from accounts.models import Account, Membership
 from accounts.principal import Principal
 from echomem.errors import Forbidden, ValidationFailed
-from memories.audit import account_event
 
 NAME_CHARS = Account._meta.get_field("name").max_length
 ACCOUNT_RENAMED = "account.renamed"

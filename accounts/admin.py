@@ -16,8 +16,7 @@ from accounts.services import (
 from accounts.user_admin import UserAdmin
 from echomem.admin_widgets import CheckedAutocomplete
 from echomem.errors import EchoError
-from memories.models import Memory
-from memories.redaction import check_user_patterns
+from redaction.redactor import check_user_patterns
 
 admin.site.unregister(get_user_model())
 admin.site.register(get_user_model(), UserAdmin)
@@ -27,15 +26,6 @@ class MembershipInline(CheckedAutocomplete, admin.TabularInline):
     model = Membership
     extra = 0
     autocomplete_fields = ["user"]
-
-
-class MemoryInline(admin.TabularInline):
-    model = Memory
-    extra = 0
-    fields = ["name", "description", "created_at"]
-    readonly_fields = ["created_at"]
-    # Deleted from the dashboard only, through the erasure path (memories/admin.py says why).
-    can_delete = False
 
 
 class AccountForm(forms.ModelForm):
@@ -57,7 +47,8 @@ class AccountAdmin(admin.ModelAdmin):
     form = AccountForm
     list_display = ["name", "created_at"]
     search_fields = ["name"]
-    inlines = [MembershipInline, MemoryInline]
+    # memories/admin.py adds the account's memories (tenancy knows nothing of them).
+    inlines = [MembershipInline]
 
     def has_delete_permission(self, request, obj=None) -> bool:
         # Deleting an account deletes its memories: only through the erasure path, by an

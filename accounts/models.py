@@ -22,7 +22,7 @@ class Account(models.Model):
         "memories.Memory", null=True, blank=True, on_delete=models.SET_NULL,
         related_name="default_of",
     )
-    # Secrets in what agents write are replaced before storage (memories/redaction.py);
+    # Secrets in what agents write are replaced before storage (redaction/redactor.py);
     # the account's own regexes are checked by redaction.check_user_patterns when saved.
     redact_secrets = models.BooleanField(default=True)
     redaction_patterns = models.JSONField(default=list, blank=True)

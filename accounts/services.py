@@ -4,32 +4,19 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import transaction
+from django.db import models, transaction
 from django.utils import timezone
 
 from accounts import key_cache, keys
+from accounts.account_events import account_event
 from accounts.models import KEY_RATE_MAX, Account, ApiKey, Membership
 from echomem.errors import Forbidden, NotFound, ValidationFailed
-from memories.audit import account_event
-from memories.graph.selectors import DEFAULT_MEMORY_NAME
-from memories.graph.services import memory_create
-from memories.models import Memory
 
 
-@transaction.atomic
-def account_create(*, owner: AbstractBaseUser, name: str) -> Account:
-    """A new tenant owned by `owner`, with the `default` memory every account starts with."""
-    account = Account.objects.create(name=name)
-    Membership.objects.create(user=owner, account=account, role=Membership.Role.OWNER)
-    account.default_memory = memory_create(account_id=account.pk, name=DEFAULT_MEMORY_NAME,
-                                           description="Created with the account.",
-                                           actor_id=owner.pk)
-    account.save(update_fields=["default_memory"])
-    return account
-
-
+# A key's default memory is the engine's Memory; tenancy imports no engine, so it is typed
+# as a model here.
 def api_key_check(
-    *, account: Account, holder: AbstractBaseUser, tool: str, default_memory: Memory | None
+    *, account: Account, holder: AbstractBaseUser, tool: str, default_memory: models.Model | None
 ) -> None:
     """The rules a key request must meet; forms call this to show errors before saving."""
     if not Membership.objects.filter(account=account, user=holder).exists():
@@ -46,7 +33,7 @@ def api_key_check(
 @transaction.atomic
 def api_key_create(
     *, account: Account, holder: AbstractBaseUser, name: str, tool: str,
-    default_memory: Memory | None = None, actor_id: int | None = None,
+    default_memory: models.Model | None = None, actor_id: int | None = None,
 ) -> tuple[ApiKey, str]:
     """Issue a key; the plaintext is returned here once and never stored. `actor_id` is who
     issued it when not the holder (an admin in the admin site)."""
@@ -113,13 +100,15 @@ KEY_DEFAULT_MOVED = "key.default_memory_changed"
 
 
 @transaction.atomic
-def api_key_move(*, key: ApiKey, to: Memory, actor_id: int | None, why: str) -> ApiKey:
+def api_key_move(*, key: ApiKey, to: models.Model, actor_id: int | None, why: str) -> ApiKey:
     """Point a live key's default memory (where its calls naming no memory read and write)
     at `to`, a memory of the key's account; the event says from where, to where and why."""
     if to.account_id != key.account_id:
         raise ValidationFailed("the memory belongs to another account", field="move_to",
                                fix="pick a memory of this account")
-    before = (Memory.objects.filter(pk=key.default_memory_id).values_list("name", flat=True)
+    # The engine's Memory, reached through the key's foreign key: tenancy imports no engine.
+    memories = ApiKey._meta.get_field("default_memory").related_model
+    before = (memories.objects.filter(pk=key.default_memory_id).values_list("name", flat=True)
               .first())
     ApiKey.objects.filter(pk=key.pk).update(default_memory=to)
     key.default_memory = to
@@ -135,47 +124,6 @@ def api_key_move(*, key: ApiKey, to: Memory, actor_id: int | None, why: str) -> 
 def _key_summary(key: ApiKey) -> dict[str, object]:
     return {"key": f"em_{key.prefix}_…", "name": key.name, "tool": key.tool,
             "holder": key.holder_id}
-
-
-QUICKSTART_TOOL = "quickstart"
-
-
-@transaction.atomic
-def local_owner_ensure(*, username: str) -> tuple[AbstractBaseUser, Account, bool]:
-    """The single box's owner and account; a second run finds and reuses them.
-
-    The user gets no usable password: quickstart prints a one-time link that sets one
-    and signs them in to the dashboard.
-    """
-    from django.contrib.auth import get_user_model
-
-    from accounts.sign_in_names import sign_in_name, user_for_sign_in
-
-    # Found in any case or width, as sign-in finds it; made under its sign-in name.
-    user = user_for_sign_in(username) or get_user_model().objects.create(
-        username=sign_in_name(username), is_staff=True, is_superuser=True)
-    if not user.has_usable_password() and user.password == "":
-        user.set_unusable_password()
-        user.save(update_fields=["password"])
-    owned = Membership.objects.filter(user=user, role=Membership.Role.OWNER).order_by("created_at")
-    membership = owned.select_related("account").first()
-    if membership is not None:
-        return user, membership.account, False
-    return user, account_create(owner=user, name=f"{username}'s account"), True
-
-
-def quickstart_key(
-    *, account: Account, holder: AbstractBaseUser, new: bool
-) -> tuple[ApiKey, str | None]:
-    """The quickstart key: reused if one is active (plaintext None: it was shown once)."""
-    if not new:
-        existing = ApiKey.objects.filter(
-            account=account, holder=holder, tool=QUICKSTART_TOOL, revoked_at__isnull=True
-        ).order_by("created_at").first()
-        if existing is not None:
-            return existing, None
-    return api_key_create(account=account, holder=holder, name="quickstart",
-                          tool=QUICKSTART_TOOL, default_memory=account.default_memory)
 
 
 def revocable_key(*, principal, role: str, key_id: int) -> ApiKey:

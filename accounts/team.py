@@ -19,12 +19,12 @@ from django.core.mail import send_mail
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from accounts.account_events import account_event
 from accounts.models import Account, ApiKey, Invitation, Membership
 from accounts.principal import Principal
-from accounts.services import account_create, api_key_revoke
+from accounts.services import api_key_revoke
 from accounts.sign_in_names import sign_in_name, users_matching
 from echomem.errors import Forbidden, NotFound, ValidationFailed
-from memories.audit import account_event
 
 Role = Membership.Role
 MANAGERS = {Role.OWNER, Role.ADMIN}
@@ -325,14 +325,6 @@ def account_leave(*, principal: Principal) -> int:
                                         user_id=principal.holder_id)
     _keep_an_owner(membership, "leave")
     return _end(membership, actor_id=principal.holder_id, how="left")
-
-
-def another_account_create(*, user: AbstractBaseUser, name: str) -> Account:
-    name = name.strip()
-    if not name:
-        raise ValidationFailed("an account needs a name", field="name",
-                               fix="type a name, e.g. your team's")
-    return account_create(owner=user, name=name)
 
 
 def accounts_of(user: AbstractBaseUser):

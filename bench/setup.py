@@ -58,7 +58,8 @@ def bench_principal(username: str = "bench"):
     from django.contrib.auth import get_user_model
 
     from accounts.principal import principal_from_key
-    from accounts.services import account_create, api_key_create
+    from accounts.services import api_key_create
+    from memories.catalog.new_accounts import account_create
 
     user = get_user_model().objects.create_user(username=username)
     account = account_create(owner=user, name=f"{username} account")

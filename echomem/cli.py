@@ -107,7 +107,7 @@ def quickstart(host: str, port: int, username: str | None, new_key: bool, no_ser
     runtime = _prepare()
     _migrate()
     _require_install()
-    from accounts.services import local_owner_ensure, quickstart_key
+    from memories.catalog.new_accounts import local_owner_ensure, quickstart_key
 
     username = username or _login_name()
     user, account, created = local_owner_ensure(username=username)
@@ -449,7 +449,7 @@ def audit_verify_command(account_id: int | None) -> None:
     _prepare()
     from tqdm import tqdm
 
-    from memories.audit import audit_verify_accounts
+    from accounts.audit_chains import audit_verify_accounts
 
     def track(accounts: list) -> Any:
         return tqdm(accounts, unit="account", desc="verifying", disable=len(accounts) < 2)

@@ -202,6 +202,7 @@ INSTALLED_APPS = [
     "bootstrap",
     "csp",
     "accounts",
+    "audit",
     "memories",
     "billing",
     "tools",

@@ -17,10 +17,10 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from accounts.principal import Principal
+from accounts.redaction_settings import redactor_for
 from echomem.short_memory import ShortMemory
 from mcp_gateway.jsonrpc import RpcError
 from mcp_gateway.models import McpSession
-from memories.redaction import redactor_for
 
 # Sliding expiry without a write per request: last_seen_at moves at most once a minute.
 TOUCH_RESOLUTION = timedelta(minutes=1)

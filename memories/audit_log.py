@@ -25,11 +25,12 @@ from django.db.models import Max, Min, Q, QuerySet
 
 from accounts.models import ApiKey, Membership
 from accounts.principal import Principal
+from audit.chain import ACCOUNT_PARTITION
+from audit.models import AuditChainHead, AuditEvent
+from audit.verify import audit_verify
 from echomem.errors import Forbidden
-from memories.audit import audit_verify
 from memories.core.scopes import SHARED
-from memories.erasure.services import ACCOUNT_PARTITION
-from memories.models import AuditChainHead, AuditEvent, Memory
+from memories.models import Memory
 
 PAGE_SIZE = 50
 EXPORT_CHUNK = 1000

@@ -12,7 +12,8 @@ from django.contrib.auth import get_user_model
 
 from accounts.models import Account, ApiKey, Membership
 from accounts.principal import Principal, principal_from_key
-from accounts.services import account_create, api_key_create
+from accounts.services import api_key_create
+from memories.catalog.new_accounts import account_create
 
 
 @dataclass

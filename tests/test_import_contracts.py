@@ -10,8 +10,8 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PRODUCT = ["echomem", "accounts", "memories", "billing", "tools", "mcp_gateway", "api", "web",
-           "agent_cli"]
+PRODUCT = ["echomem", "accounts", "audit", "redaction", "memories", "billing", "tools",
+           "mcp_gateway", "api", "web", "agent_cli"]
 
 
 def lint_imports(project: Path) -> subprocess.CompletedProcess[str]:
@@ -50,6 +50,8 @@ def test_an_arrow_against_a_contract_breaks_it_by_name(tmp_path):
     (project / "memories" / "arrow_probe.py").write_text("from billing import rates\n")
     (project / "memories" / "contract_probe.py").write_text("from tools import registry\n")
     (project / "api" / "arrow_probe.py").write_text("from mcp_gateway import jsonrpc\n")
+    (project / "accounts" / "arrow_probe.py").write_text("from memories.graph import services\n")
+    (project / "audit" / "arrow_probe.py").write_text("from redaction import redactor\n")
     (project / "agent_cli" / "arrow_probe.py").write_text("import memories.models\n")
     (project / "web" / "arrow_probe.py").write_text("from api import errors\n")
 
@@ -67,6 +69,10 @@ def test_an_arrow_against_a_contract_breaks_it_by_name(tmp_path):
         ("The memory command talks to the server over HTTP: no server app imported",
          "agent_cli.arrow_probe -> memories.models"),
         ("The web imports no other door", "web.arrow_probe -> api.errors"),
+        ("Tenancy and audit import no engine (and neither billing nor a door)",
+         "accounts.arrow_probe -> memories.graph.services"),
+        ("Audit imports no other app of ours (echomem's utilities only)",
+         "audit.arrow_probe -> redaction.redactor"),
     ]:
         assert f"{contract} BROKEN" in report, report
         assert arrow in report, report

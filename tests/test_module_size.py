@@ -10,8 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PRODUCT = ["echomem", "accounts", "memories", "billing", "tools", "mcp_gateway", "api", "web",
-           "agent_cli"]
+PRODUCT = ["echomem", "accounts", "audit", "redaction", "memories", "billing", "tools",
+           "mcp_gateway", "api", "web", "agent_cli"]
 LIMIT = 400
 # Still to split, with their length when the limit was set; the list only gets shorter.
 WAITING = {
@@ -19,8 +19,6 @@ WAITING = {
     "agent_cli/clients.py": 467,
     "agent_cli/vault.py": 469,
     "echomem/cli.py": 535,
-    "memories/audit.py": 420,
-    "memories/models.py": 450,
 }
 
 

@@ -8,10 +8,10 @@ from typing import Any
 from django.core.serializers.json import DjangoJSONEncoder
 
 from accounts.principal import Principal
+from accounts.redaction_settings import redactor_for
 from echomem import log_context, metrics
 from echomem.db import timeouts_refused
 from echomem.request_context import NO_CONTEXT, RequestContext
-from memories.redaction import redactor_for
 from tools import free_text
 from tools.contract import Tool
 from tools.parsing import parse

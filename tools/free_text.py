@@ -24,7 +24,7 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
 from echomem.errors import ValidationFailed
-from memories.redaction import Redactor
+from redaction.redactor import Redactor
 from tools.arguments import Verbatim
 from tools.parsing import parse
 

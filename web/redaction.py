@@ -16,7 +16,7 @@ from accounts.redaction_settings import (
     redaction_settings_of,
 )
 from echomem.errors import ValidationFailed
-from memories.redaction import SECRET_PATTERNS
+from redaction.redactor import SECRET_PATTERNS
 from web.access import Member, member
 from web.redaction_forms import RedactionSettingsForm
 from web.refusals import add_refusal

@@ -4,7 +4,7 @@ from django import forms
 
 from accounts.redaction_settings import PREVIEW_CHARS
 from echomem.errors import ValidationFailed
-from memories.redaction import MAX_USER_PATTERN_CHARS, MAX_USER_PATTERNS, check_user_patterns
+from redaction.redactor import MAX_USER_PATTERN_CHARS, MAX_USER_PATTERNS, check_user_patterns
 from web.refusals import refusal_text
 
 

@@ -7,8 +7,8 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.hashers import make_password
 from django.db import IntegrityError, transaction
 
-from accounts.services import account_create
 from accounts.sign_in_names import sign_in_name, users_matching
+from memories.catalog.new_accounts import account_create
 from web import account_mail
 from web.verification import mail_link, mark_unverified
 

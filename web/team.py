@@ -19,6 +19,7 @@ from accounts.principal import principal_for_member
 from accounts.selectors import live_keys_held, pending_invitation
 from accounts.team import Role
 from echomem.errors import NotFound, ValidationFailed
+from memories.catalog.new_accounts import another_account_create
 from web import shown_once
 from web.access import CURRENT_ACCOUNT, Member, member
 from web.refusals import add_refusal, refusal_text
@@ -231,8 +232,8 @@ def account_new(request: HttpRequest) -> HttpResponse:
     form = NewAccountForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
-            account = team.another_account_create(user=request.user,
-                                                  name=form.cleaned_data["name"])
+            account = another_account_create(user=request.user,
+                                             name=form.cleaned_data["name"])
         except ValidationFailed as refused:
             add_refusal(form, refused, "name")
         else:

@@ -8,9 +8,9 @@ from django.db import IntegrityError, transaction
 
 from accounts.models import Account, ApiKey
 from accounts.principal import Principal
+from audit.chain import ACCOUNT_PARTITION, Change, record
 from echomem.errors import ValidationFailed
-from memories.audit import Change, audit_record
-from memories.erasure.services import ACCOUNT_PARTITION, member_role, require_owner_or_admin
+from memories.erasure.services import member_role, require_owner_or_admin
 from memories.graph.selectors import memory_for
 from memories.models import MEMORY_NAME_RULE, Memory, memory_name_validator
 
@@ -38,10 +38,10 @@ def memory_rename(principal: Principal, name: str, *, new_name: str) -> Memory:
             raise ValidationFailed(
                 f"a memory named {new_name!r} already exists in this account",
                 field="new_name", fix="choose another name") from None
-        audit_record(principal=principal, memory=memory, partition=ACCOUNT_PARTITION,
-                     session_id="", changes=[Change(MEMORY_RENAMED, str(memory.pk),
-                                                    before={"name": name},
-                                                    after={"name": new_name})])
+        record(actor=principal, memory=memory, partition=ACCOUNT_PARTITION,
+               session_id="", changes=[Change(MEMORY_RENAMED, str(memory.pk),
+                                              before={"name": name},
+                                              after={"name": new_name})])
         memory.name = new_name
     return memory
 
@@ -59,11 +59,11 @@ def memory_make_default(principal: Principal, name: str) -> Memory:
         Account.objects.filter(pk=account.pk).update(default_memory=memory)
         # The keys whose writes follow: the page says how many, and so does the log.
         following = keys_following_the_account_default(principal.account_id)
-        audit_record(principal=principal, memory=memory, partition=ACCOUNT_PARTITION,
-                     session_id="", changes=[Change(DEFAULT_CHANGED, str(memory.pk),
-                                                    before={"default_memory": previous},
-                                                    after={"default_memory": memory.name,
-                                                           "keys_following": following})])
+        record(actor=principal, memory=memory, partition=ACCOUNT_PARTITION,
+               session_id="", changes=[Change(DEFAULT_CHANGED, str(memory.pk),
+                                              before={"default_memory": previous},
+                                              after={"default_memory": memory.name,
+                                                     "keys_following": following})])
     return memory
 
 

@@ -5,10 +5,12 @@ normalized name can be longer than the name: 'ß' -> 'ss'), so nothing that pass
 validation can overflow a column.
 """
 
+from audit.limits import SESSION_ID_CHARS
+
 NAME_CHARS = 500        # Entity.name and Entity.normalized_name
 TYPE_CHARS = 100        # Entity.type
 RELATION_CHARS = 200    # Fact.relation_type
-LABEL_CHARS = 200       # session_id, project
+LABEL_CHARS = SESSION_ID_CHARS  # session_id (stored in the audit chain too), project
 FACT_CHARS = 4000       # a fact is a sentence; the column is text, the limit is ours
 INITIALS_CHARS = 100    # Entity.initials (memories/graph/names.py keeps it far shorter)
 NOTE_TITLE_CHARS = 60        # Note.title (EchoVault: "max 60 chars")

@@ -2,7 +2,7 @@
 
 One transaction: the rows go (vectors and full-text vectors are columns of them), the
 word statistics lose their words, recall saves of the facts go, and the text leaves the
-audit trail through the erasure that deleting a memory uses (memories/audit.py): the
+audit trail through the erasure that deleting a memory uses (audit/erase.py): the
 events that carry it are erased in place, and one `memory.forgotten` event lists their
 seqs, so the account's chain still verifies. Free (no units): it returns nothing.
 
@@ -31,9 +31,10 @@ from typing import Any
 from django.db import connection, transaction
 
 from accounts.principal import Principal
+from audit.chain import ERASED_SEQS, MEMORY_FORGOTTEN, Change, record
+from audit.erase import erase_object_events
+from echomem import bulk
 from echomem.errors import NotFound, ValidationFailed
-from memories.audit import ERASED_SEQS, MEMORY_FORGOTTEN, Change, audit_record, erase_object_events
-from memories.core import bulk
 from memories.core.scopes import partition_for
 from memories.graph.selectors import memory_for
 from memories.models import Entity, Episode, Fact, Memory, Note, NoteVersion, RecallSave
@@ -90,9 +91,9 @@ def forget(principal: Principal, *, scope: str, memory: str | None = None,
             account_id=graph.account_id, memory_id=graph.pk, partition=partition,
             object_ids=forgotten["facts"] + forgotten["entities"] + forgotten["notes"],
             fact_ids=forgotten["facts"])
-        audit_record(principal=principal, memory=graph, partition=partition, session_id="",
-                     changes=[Change(MEMORY_FORGOTTEN, str(graph.pk),
-                                     after=forgotten | {ERASED_SEQS: erased})])
+        record(actor=principal, memory=graph, partition=partition, session_id="",
+               changes=[Change(MEMORY_FORGOTTEN, str(graph.pk),
+                               after=forgotten | {ERASED_SEQS: erased})])
     counts = {kind: len(ids) for kind, ids in forgotten.items()}
     return {
         **counts, **counted, "audit_events_erased": len(erased), "memory": graph.name,

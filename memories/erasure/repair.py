@@ -17,9 +17,10 @@ from dataclasses import dataclass
 
 from django.db import connection, transaction
 
+from accounts.audit_chains import no_such_account
 from accounts.models import Account
 from accounts.principal import Principal
-from memories.audit import Change, audit_record, no_such_account
+from audit.chain import Change, record
 from memories.models import Memory
 
 REPAIR_TOOL = "echo-memory repair"
@@ -126,5 +127,5 @@ def _clear_and_record(account_id: int, facts: list[RepairedFact]) -> None:
             DATE_REPAIRED, fact.fact_id, before=dict(fact.before),
             after={name: None for name in fact.before}))
     for (memory_id, partition), changes in by_place.items():
-        audit_record(principal=actor, memory=memories[memory_id], partition=partition,
-                     session_id="", changes=changes)
+        record(actor=actor, memory=memories[memory_id], partition=partition,
+               session_id="", changes=changes)

@@ -3,7 +3,7 @@ audit trail too.
 
 The one erasure path (DESIGN, "People in the browser"): the memory's graph rows,
 vectors, statistics and recall saves are deleted; its audit events stay, in sequence,
-with their text and salt erased in place (memories/audit.py, chain format 2); one
+with their text and salt erased in place (audit/erase.py, chain format 2); one
 `memory.deleted` event, appended last, accounts for them. The forget tool
 (memories/erasure/forget.py) erases the same way, event by event, through `erase_object_events`,
 and its `memory.forgotten` event lists the seqs it erased.
@@ -19,14 +19,9 @@ from django.db import connection, models, transaction
 from accounts.models import Account, ApiKey, Membership
 from accounts.principal import Principal
 from accounts.services import api_key_move, api_key_revoke
+from audit.chain import ACCOUNT_PARTITION, MEMORY_DELETED, Change, record
+from audit.erase import erase_memory_events
 from echomem.errors import Forbidden, NotFound, ValidationFailed
-from memories.audit import (
-    ACCOUNT_PARTITION,
-    MEMORY_DELETED,
-    Change,
-    audit_record,
-    erase_memory_events,
-)
 from memories.graph.selectors import memory_for
 from memories.models import Entity, Episode, Fact, Memory
 
@@ -79,10 +74,10 @@ def memory_delete(principal: Principal, name: str, *, confirm: str,
                                         ("episodes", Episode))}
         _delete_rows_of(memory)
         erased = erase_memory_events(account_id=memory.account_id, memory_id=memory.pk)
-        audit_record(principal=principal, memory=memory, partition=ACCOUNT_PARTITION,
-                     session_id="", changes=[Change(MEMORY_DELETED, str(memory.pk), before={
-                         "name": memory.name, **counted, "audit_events_erased": erased,
-                         **settled})])
+        record(actor=principal, memory=memory, partition=ACCOUNT_PARTITION,
+               session_id="", changes=[Change(MEMORY_DELETED, str(memory.pk), before={
+                   "name": memory.name, **counted, "audit_events_erased": erased,
+                   **settled})])
         with connection.cursor() as cursor:
             cursor.execute("DELETE FROM memories_memory WHERE id = %s", [memory.pk])
     return {"deleted": memory.name, **counted, "audit_events_erased": erased, **settled}

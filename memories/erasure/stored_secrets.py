@@ -6,13 +6,13 @@ With each account's redactor (its own patterns too; nothing is touched in an acc
 switched redaction off) this finds what is still stored, and:
 - redacts in place the plain columns that keep an agent's notes and labels: a recall
   save's note and session_id, an episode's and a fact's session_id and project;
-- erases, through the one sanctioned path (audit.ERASE under the append-only trigger),
+- erases, through the one sanctioned path (audit/erase.py's ERASE under the append-only trigger),
   every audit event whose before/after or session_id holds a secret, and records one
   `secrets.erased` event per memory listing their seqs, so the chain still verifies.
 
 Format 2 commits to an event's session_id in its hash, so erasure cannot blank it there: an
 event whose session_id holds a secret is first resealed as format 3 (the session id under
-its salted payload digest; audit.py), and the events after it are linked again. A chain
+its salted payload digest; audit/chain.py), and the events after it are linked again. A chain
 that does not verify beforehand is left alone and stops the migration (BrokenChain):
 resealing it would launder whatever changed it.
 """
@@ -28,21 +28,21 @@ from django.db import connection, transaction
 
 from accounts.models import Account
 from accounts.principal import Principal
-from memories.audit import (
+from audit.chain import (
     ACCOUNT_PARTITION,
-    ERASE,
     ERASED_SEQS,
     GENESIS,
     SECRETS_ERASED,
     Change,
-    _erasing,
-    audit_record,
-    audit_verify,
     chain_digest,
     payload_digest_v3,
+    record,
 )
-from memories.models import AuditChainHead, AuditEvent, Episode, Fact, Memory, RecallSave
-from memories.redaction import Redactor, redactor_with
+from audit.erase import ERASE, erasing
+from audit.models import AuditChainHead, AuditEvent
+from audit.verify import audit_verify
+from memories.models import Episode, Fact, Memory, RecallSave
+from redaction.redactor import Redactor, redactor_with
 
 # The plain columns that keep an agent's words about a call, by model.
 LABEL_COLUMNS = {RecallSave: ("note", "session_id"), Episode: ("session_id", "project"),
@@ -132,7 +132,7 @@ def _erase_events(account_id: int, redactor: Redactor, done: Erased) -> None:
         done.resealed = _reseal(account_id, reseal)
     by_memory: dict[int | None, list[int]] = defaultdict(list)
     if doomed:
-        with _erasing() as cursor:
+        with erasing() as cursor:
             cursor.execute(f"{ERASE} WHERE account_id = %s AND seq = ANY(%s) "
                            "AND salt IS NOT NULL RETURNING seq, memory_id",
                            [account_id, [seq for seq, _ in doomed]])
@@ -141,11 +141,11 @@ def _erase_events(account_id: int, redactor: Redactor, done: Erased) -> None:
     memories = Memory.objects.in_bulk([m for m in by_memory if m is not None])
     system = Principal(account_id=account_id, holder_id=None, tool="", key_id=None)
     for memory_id, seqs in by_memory.items():
-        audit_record(principal=system, memory=memories.get(memory_id),
-                     partition=ACCOUNT_PARTITION, session_id="", changes=[Change(
-                         SECRETS_ERASED, str(memory_id or account_id), after={
-                             ERASED_SEQS: seqs, "why": "their text held a secret stored "
-                                                       "before redaction covered it"})])
+        record(actor=system, memory=memories.get(memory_id),
+               partition=ACCOUNT_PARTITION, session_id="", changes=[Change(
+                   SECRETS_ERASED, str(memory_id or account_id), after={
+                       ERASED_SEQS: seqs, "why": "their text held a secret stored "
+                                                 "before redaction covered it"})])
     done.events = dict(by_memory)
     ok, broken = audit_verify(account_id)
     if not ok:

@@ -13,8 +13,8 @@ from django.db import transaction
 from django.db.models import Count
 
 from accounts.principal import Principal
+from audit.chain import RECALL_SAVED, Change, record
 from echomem.errors import NotFound
-from memories.audit import RECALL_SAVED, Change, audit_record
 from memories.core.scopes import partition_for, visible_to_person
 from memories.graph.selectors import memory_for
 from memories.graph.services import hold_memory
@@ -75,10 +75,10 @@ def record_recall_save(principal: Principal, *, scope: str, fact_id: uuid.UUID, 
     )
     writer = {"holder_id": fact.written_by_holder_id, "tool": fact.written_by_tool}
     reader = {"holder_id": principal.holder_id, "tool": principal.tool}
-    audit_record(principal=principal, memory=graph, partition=partition,
-                 session_id=session_id, changes=[Change(
-                     RECALL_SAVED, str(save.pk),
-                     after={"fact_id": str(fact.pk), "note": note,
-                            "writer": writer, "reader": reader})])
+    record(actor=principal, memory=graph, partition=partition,
+           session_id=session_id, changes=[Change(
+               RECALL_SAVED, str(save.pk),
+               after={"fact_id": str(fact.pk), "note": note,
+                      "writer": writer, "reader": reader})])
     return {"recorded": True, "recall_save_id": str(save.pk), "fact_id": str(fact.pk),
             "writer": writer, "reader": reader, "memory": graph.name, "units": 0}

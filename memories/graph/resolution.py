@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from echomem import bulk
 from echomem.errors import ValidationFailed
-from memories.core import bulk
 from memories.graph.inputs import EntityIn
 from memories.graph.names import MINOR_WORDS, as_abbreviation, initials, normalize, same_type
 from memories.models import Entity, Memory

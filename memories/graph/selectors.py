@@ -18,10 +18,12 @@ from django.db import connection, transaction
 
 from accounts.models import Account
 from accounts.principal import Principal
+from audit.models import AuditEvent
+from echomem import bulk
 from echomem.errors import NotFound, ValidationFailed
-from memories.core import bulk, metering
+from memories.core import metering
 from memories.core.scopes import partition_for
-from memories.models import AuditEvent, Fact, Memory
+from memories.models import Fact, Memory
 from memories.search import candidates, freshness, indexing
 from memories.search import hybrid as search
 from memories.search.embeddings import get_embedder

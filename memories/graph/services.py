@@ -12,10 +12,12 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from accounts.account_events import account_event
 from accounts.principal import Principal
+from audit.chain import Change, append, new_events
+from echomem import bulk
 from echomem.errors import NotFound, ValidationFailed
-from memories.audit import Change, account_event, append, new_events
-from memories.core import bulk, metering
+from memories.core import metering
 from memories.core.scopes import partition_for
 from memories.graph.inputs import EntityIn, FactIn
 from memories.graph.names import initials, normalize
@@ -267,7 +269,7 @@ def _audit_events(write: _Write, created_nodes: list[Node], plan: FactPlan,
         changes.append(Change("fact.created", str(row.pk),
                               after=_snapshot(row, names)
                               | {"episode_id": str(write.episode_id)}))
-    return new_events(principal=write.principal, memory=write.memory,
+    return new_events(actor=write.principal, memory=write.memory,
                       partition=write.partition, session_id=write.episode.session_id,
                       changes=changes)
 

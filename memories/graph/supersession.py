@@ -12,8 +12,8 @@ import uuid
 from dataclasses import dataclass
 from datetime import datetime
 
+from echomem import bulk
 from echomem.errors import ValidationFailed
-from memories.core import bulk
 from memories.graph.inputs import FactIn
 from memories.graph.resolution import Node
 from memories.models import Memory

@@ -1,4 +1,4 @@
-# Audit chain format 2 (memories/audit.py): every event commits to a salted digest of its
+# Audit chain format 2 (now audit/chain.py): every event commits to a salted digest of its
 # before/after instead of the text, so a deleted memory's text can be erased in place
 # while the chain still verifies. Existing chains are verified in format 1 first (a
 # broken one stops the migration: converting it would launder the tampering), then
@@ -6,7 +6,8 @@
 
 from django.db import connection, migrations, models, transaction
 
-from memories.audit import GENESIS, digest_v1, seal, verify_events
+from audit.chain import GENESIS, digest_v1, seal
+from audit.verify import verify_events
 
 
 def _append_only(*allowed: str) -> str:
@@ -143,7 +144,7 @@ class Migration(migrations.Migration):
             name='erased_at',
             field=models.DateTimeField(null=True),
         ),
-        # Rows already written are format 1; new ones are written as 2 by memories/audit.py.
+        # Rows already written are format 1; new ones are written as 2 by the chain (audit/chain.py).
         migrations.AddField(
             model_name='auditevent',
             name='format',

@@ -17,8 +17,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from accounts.principal import Principal
-from memories.audit import Change, audit_record
-from memories.core import bulk, metering
+from audit.chain import Change, record
+from echomem import bulk
+from memories.core import metering
 from memories.core.scopes import partition_for
 from memories.graph.selectors import memory_for
 from memories.graph.services import hold_memory
@@ -93,11 +94,11 @@ def memory_save(principal: Principal, *, title: str, what: str, scope: str = "sh
             note = _store(principal, graph, partition, note, fields)
             metering.charge(principal, graph, "memory_save", [1], whole=True)
             action = "note.created" if before is None else "note.updated"
-            audit_record(principal=principal, memory=graph, partition=partition,
-                         session_id="", changes=[Change(
-                             action, str(note.pk),
-                             before=_snapshot(before, note.version - 1) if before else None,
-                             after=_snapshot(fields, note.version))])
+            record(actor=principal, memory=graph, partition=partition,
+                   session_id="", changes=[Change(
+                       action, str(note.pk),
+                       before=_snapshot(before, note.version - 1) if before else None,
+                       after=_snapshot(fields, note.version))])
             transaction.on_commit(indexing.schedule)
     what_changed = changed_fields(before, fields)
     kept = [] if before is None else [name for name in MERGED_FIELDS

@@ -2,7 +2,7 @@
 
 Every statement that sends a vector passes a `Vector` or `HalfVector` (`vector()`,
 `halfvec()`), and psycopg sends it in binary where the statement is bound server-side
-(memories/core/bulk.py) and as pgvector's text otherwise (Django's cursors). Only the adapter's
+(echomem/bulk.py) and as pgvector's text otherwise (Django's cursors). Only the adapter's
 dumpers are registered: its loaders would also change what every embedding column reads
 back as, for the ORM's fields and the explorer, which expect pgvector's text.
 

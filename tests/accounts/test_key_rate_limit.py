@@ -11,8 +11,8 @@ from django.core.management import CommandError, call_command
 
 from accounts.models import ApiKey
 from accounts.services import api_key_rate_limit_set
+from audit.models import AuditEvent
 from echomem.errors import Forbidden, ValidationFailed
-from memories.models import AuditEvent
 
 
 @pytest.fixture

@@ -16,9 +16,9 @@ from django.urls import URLPattern, URLResolver, get_resolver
 
 from accounts.models import Account, Invitation, Membership
 from accounts.principal import principal_for_member, self_hosted_principal
-from accounts.services import account_create, local_owner_ensure
 from accounts.sign_in_names import sign_in_name, user_for_sign_in, users_matching
 from accounts.team import invite
+from memories.catalog.new_accounts import account_create, local_owner_ensure
 from web.services import sign_up
 
 PW = "a long passphrase 42"

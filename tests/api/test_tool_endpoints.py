@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from audit.models import AuditEvent
 from billing.models import UsageRecord
-from memories.models import AuditEvent
 from tests.mcp.test_tools import episode
 from tools import registry
 

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from audit.models import AuditEvent
 from billing import rates
 from billing.models import Plan, UsagePeriod, UsageRecord
 from billing.plans import month_of
-from memories.models import AuditEvent, Fact
+from memories.models import Fact
 from tests.mcp.conftest import Mcp
 
 

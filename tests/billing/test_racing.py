@@ -11,9 +11,10 @@ from django.core.management import call_command
 from django.db import connection
 from django.db.models import Sum
 
+from audit.models import AuditEvent
 from billing.models import Plan, UsagePeriod, UsageRecord
 from echomem.errors import AllowanceExhausted
-from memories.models import AuditEvent, Fact
+from memories.models import Fact
 from tests.billing.test_allowance import facts
 from tools.calling import call_tool
 from tools.registry import TOOLS

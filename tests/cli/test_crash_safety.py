@@ -263,8 +263,9 @@ def _stored(pgdata: Path) -> dict[str, Any]:
 AUDIT_CHECK = """
 import json
 from django.db.models import Count
-from memories.audit import ACCOUNT_PARTITION, audit_verify
-from memories.models import AuditEvent
+from audit.chain import ACCOUNT_PARTITION
+from audit.models import AuditEvent
+from audit.verify import audit_verify
 # The graph's events: the account's own (its key, its memory) are not what the writers sent.
 events = AuditEvent.objects.filter(account_id={account}).exclude(partition=ACCOUNT_PARTITION)
 print(json.dumps({{"verified": audit_verify({account}),

@@ -8,9 +8,10 @@ import pytest
 from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
+from audit.models import AuditEvent
+from audit.verify import audit_verify
 from echomem.errors import ValidationFailed
-from memories.audit import audit_verify
-from memories.models import AuditEvent, RecallSave
+from memories.models import RecallSave
 from tests.engine.conftest import Engine, fact, person
 
 

@@ -1,11 +1,11 @@
-"""memories.core.bulk.meanwhile: a statement runs on the server while the caller computes."""
+"""echomem.bulk.meanwhile: a statement runs on the server while the caller computes."""
 
 import time
 
 import pytest
 from django.db import IntegrityError, connection, transaction
 
-from memories.core import bulk
+from echomem import bulk
 from memories.models import Memory
 
 pytestmark = pytest.mark.django_db

@@ -8,19 +8,12 @@ from typing import Any
 import pytest
 from django.db import connection
 
+from audit.models import AuditEvent
+from audit.verify import audit_verify
 from echomem.errors import NotFound, ValidationFailed
-from memories.audit import audit_verify
 from memories.erasure.services import memory_delete
 from memories.graph.services import memory_create
-from memories.models import (
-    AuditEvent,
-    CorpusStat,
-    Entity,
-    Episode,
-    Fact,
-    RecallSave,
-    TermStat,
-)
+from memories.models import CorpusStat, Entity, Episode, Fact, RecallSave, TermStat
 from tests.engine.conftest import Engine, database_text, fact, person, pg_dump
 from tools.calling import run_validated
 from tools.registry import TOOLS

@@ -7,11 +7,12 @@ import importlib
 import pytest
 from django.db import DatabaseError, connection
 
+from audit.models import AuditChainHead, AuditEvent
+from audit.verify import audit_verify
 from echomem.errors import Forbidden, NotFound, ValidationFailed
-from memories.audit import audit_verify
 from memories.erasure.services import memory_delete
 from memories.graph.services import memory_create
-from memories.models import AuditChainHead, AuditEvent, Entity, Fact, Memory, RecallSave
+from memories.models import Entity, Fact, Memory, RecallSave
 from tests.engine.conftest import Engine, fact, person
 from tests.engine.conftest import pg_dump as _pg_dump
 
@@ -95,7 +96,8 @@ def test_tampering_with_any_remaining_event_still_fails_verification(alice, two_
                                                                      tampering):
     doomed = Memory.objects.get(name="doomed").pk
     memory_delete(alice.principal, "doomed", confirm="doomed")
-    kept = AuditEvent.objects.filter(account=alice.account, memory__name="kept",
+    kept = AuditEvent.objects.filter(account=alice.account,
+                                     memory_id=Memory.objects.get(name="kept").pk,
                                      action="fact.created").get()
     gone = AuditEvent.objects.filter(memory_id=doomed, action="fact.created").first()
     if tampering == "text":
@@ -181,7 +183,7 @@ def test_a_tampered_format_1_chain_stops_the_conversion(alice, two_memories):
 
 def _rewrite_as_format_1(account_id: int, events: list[AuditEvent]) -> None:
     """What a box wrote before migration 0008."""
-    from memories.audit import GENESIS, digest_v1
+    from audit.chain import GENESIS, digest_v1
 
     prev = GENESIS
     for event in events:

@@ -11,11 +11,13 @@ from datetime import UTC, datetime
 import pytest
 from django.db import DataError, connection
 
+from accounts.audit_chains import audit_verify_accounts
+from audit.models import AuditEvent
+from audit.verify import audit_verify
 from echomem.errors import NotFound
-from memories.audit import audit_verify, audit_verify_accounts
 from memories.erasure.repair import REPAIR_TOOL, repair_unreadable_dates
 from memories.graph.services import memory_create
-from memories.models import AuditEvent, Fact
+from memories.models import Fact
 from tests.engine.conftest import Engine, fact, person
 
 YEAR_10000 = "9999-12-31T23:59:59-14:00"     # 10000-01-01 13:59:59 UTC

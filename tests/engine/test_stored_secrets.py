@@ -11,18 +11,14 @@ import pytest
 from django.db import DatabaseError, connection
 from django.db.migrations.executor import MigrationExecutor
 
+from accounts.audit_chains import audit_verify_accounts
 from accounts.models import Account
-from memories.audit import (
-    GENESIS,
-    SECRETS_ERASED,
-    audit_verify,
-    audit_verify_accounts,
-    digest_v2,
-    payload_digest,
-)
+from audit.chain import GENESIS, SECRETS_ERASED, digest_v2, payload_digest
+from audit.models import AuditChainHead, AuditEvent
+from audit.verify import audit_verify
 from memories.erasure.services import memory_delete
 from memories.graph.services import memory_create
-from memories.models import AuditChainHead, AuditEvent, Episode, Fact, RecallSave
+from memories.models import Episode, Fact, RecallSave
 from tests.engine.conftest import Engine, database_text, fact, person
 from tests.notes.secret_corpus import MISSED, SECRETS, secret_of
 

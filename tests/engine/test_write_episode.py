@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from audit.chain import ACCOUNT_PARTITION
+from audit.models import AuditEvent
 from echomem.errors import NotFound, ValidationFailed
-from memories.audit import ACCOUNT_PARTITION
 from memories.graph.inputs import MAX_FACT_CHARS
-from memories.models import AuditEvent, Entity, Episode, Fact
+from memories.models import Entity, Episode, Fact
 from tests.engine.conftest import fact, person
 
 ALICE_BOB = [person("Alice"), person("Bob")]

@@ -44,9 +44,10 @@ GRACEFUL_TIMEOUT = "120"
 CAST = f"""
 import json
 from django.contrib.auth import get_user_model
-from accounts.services import account_create, api_key_create
+from accounts.services import api_key_create
 from billing.models import UsagePeriod
 from billing.plans import default_plan, month_of
+from memories.catalog.new_accounts import account_create
 
 def actor(name, keys):
     user = get_user_model().objects.create_user(username=name, password="pw-" + name)

@@ -14,8 +14,9 @@ from typing import Any
 
 import psycopg
 
-from memories.audit import GENESIS, verify_events
-from memories.models import AuditEvent
+from audit.chain import GENESIS
+from audit.models import AuditEvent
+from audit.verify import verify_events
 from tools.registry import TOOLS
 
 TABLES = {"facts": "memories_fact", "entities": "memories_entity",

@@ -13,8 +13,9 @@ from typing import Any
 import pytest
 from django.db import connection
 
-from memories.audit import audit_verify
-from memories.models import AuditEvent, Entity, Episode, Fact, RecallSave
+from audit.models import AuditEvent
+from audit.verify import audit_verify
+from memories.models import Entity, Episode, Fact, RecallSave
 
 DOORS = ["mcp", "rest"]
 

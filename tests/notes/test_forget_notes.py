@@ -3,8 +3,9 @@ note and its versions go, their text leaves every table, the chain verifies."""
 
 from __future__ import annotations
 
-from memories.audit import audit_verify
-from memories.models import AuditEvent, Note, NoteVersion, NoteWord
+from audit.models import AuditEvent
+from audit.verify import audit_verify
+from memories.models import Note, NoteVersion, NoteWord
 from memories.search import indexing
 from tests.engine.conftest import database_text
 from tests.notes.conftest import note, rest

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from audit.models import AuditEvent
 from billing.models import Plan, UsagePeriod
-from memories.models import AuditEvent, Note
+from memories.models import Note
 from memories.search import indexing
 from tests.notes.conftest import note, rest
 

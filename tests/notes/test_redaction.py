@@ -16,19 +16,19 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from accounts.redaction_settings import redaction_settings_save
 from echomem.errors import ValidationFailed
-from memories.redaction import (
+from memories.search import indexing
+from redaction.redactor import (
     _MAY_HOLD_A_SECRET,
     SECRET_PATTERNS,
     Redactor,
     _folded,
     check_user_patterns,
     may_hold_a_secret,
-    redaction_settings_save,
 )
-from memories.regex_safety import backtracking_risk
-from memories.search import indexing
-from memories.secret_rules import EXCLUDED, HINTS, regex_plugins
+from redaction.regex_safety import backtracking_risk
+from redaction.secret_rules import EXCLUDED, HINTS, regex_plugins
 from tests.engine.conftest import database_text
 from tests.notes.conftest import note
 from tests.notes.secret_corpus import CUSTOM_PATTERN, MISSED, SECRETS, J, secret_of

@@ -19,10 +19,11 @@ import numpy as np
 import pytest
 from django.db import connection
 
+from accounts.redaction_settings import redaction_settings_save
 from memories.models import Note
-from memories.redaction import Redactor, redaction_settings_save, redactor_with
 from memories.search import indexing
 from memories.search.embeddings import get_embedder
+from redaction.redactor import Redactor, redactor_with
 from tests.engine.conftest import database_text
 from tests.notes.conftest import rest
 from tests.notes.secret_corpus import CUSTOM_PATTERN, EVERY_KIND, secret_of

@@ -9,9 +9,10 @@ import time
 import pytest
 
 from accounts.models import Account
+from accounts.redaction_settings import redactor_for
 from echomem.errors import ValidationFailed
-from memories.redaction import check_user_patterns, redactor_for
-from memories.regex_safety import backtracking_risk
+from redaction.redactor import check_user_patterns
+from redaction.regex_safety import backtracking_risk
 
 RISKY = [
     r"(a+)+b",            # a repeat inside a repeat

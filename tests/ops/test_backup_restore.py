@@ -54,7 +54,7 @@ READ = f"""
 import json
 from accounts.models import ApiKey
 from accounts.principal import Principal
-from memories.models import AuditChainHead, AuditEvent
+from audit.models import AuditChainHead, AuditEvent
 from tools.calling import run_validated
 from tools.registry import TOOLS
 key = ApiKey.objects.get()

@@ -10,7 +10,7 @@ import pytest
 
 import tools
 from accounts.principal import principal_from_key
-from memories.models import AuditEvent
+from audit.models import AuditEvent
 from tests.tool_arguments import base_arguments, renamed
 from tools.calling import call_tool
 from tools.registry import TOOLS

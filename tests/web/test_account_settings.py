@@ -8,7 +8,7 @@ import pytest
 from django.contrib.auth import get_user_model
 
 from accounts.models import Account, Membership
-from memories.models import AuditEvent
+from audit.models import AuditEvent
 
 
 def test_the_owner_renames_the_account_and_it_is_audited(client, alice):

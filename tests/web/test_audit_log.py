@@ -15,17 +15,17 @@ from django.utils import timezone
 
 from accounts.models import Account, Membership
 from accounts.principal import Principal, principal_for_member
-from memories.audit import GENESIS, Change, audit_record, seal
-from memories.erasure.services import ACCOUNT_PARTITION
-from memories.models import AuditChainHead, AuditEvent, Memory
+from audit.chain import ACCOUNT_PARTITION, GENESIS, Change, record, seal
+from audit.models import AuditChainHead, AuditEvent
+from memories.models import Memory
 from tests.conftest import make_user
 from tests.engine.conftest import Engine, fact, person
 
 
 def _account_event(actor, action: str, object_id: str = "1") -> None:
     principal, _ = principal_for_member(actor.user, actor.account.pk)
-    audit_record(principal=principal, memory=None, partition=ACCOUNT_PARTITION, session_id="",
-                 changes=[Change(action, object_id, after={"name": f"{action} {object_id}"})])
+    record(actor=principal, memory=None, partition=ACCOUNT_PARTITION, session_id="",
+           changes=[Change(action, object_id, after={"name": f"{action} {object_id}"})])
 
 
 @pytest.fixture
@@ -141,7 +141,7 @@ def test_a_bad_page_cursor_is_an_error_not_a_crash(client, alice, trail):
 
 def _bulk_events(actor, count: int, *, action: str = "fact.created",
                  memory: Memory | None = None, at=None) -> None:
-    """`count` sealed events appended to the account's chain, fast: seal() as audit_record
+    """`count` sealed events appended to the account's chain, fast: seal() as `record`
     does, one bulk insert, and the chain head moved to the last one."""
     head = AuditChainHead.objects.filter(account=actor.account).first()
     seq, prev = (head.seq, head.hash) if head else (0, GENESIS)
@@ -319,4 +319,4 @@ def test_owner_sees_every_account_level_event_but_no_solo_event_of_others(alice,
     owner = Principal(account_id=alice.account.pk, holder_id=alice.user.pk, tool="web")
     seen = visible_events(owner, Membership.Role.OWNER)
     assert not seen.filter(partition__startswith=f"solo:{bob.user.pk}:").exists()
-    assert seen.filter(holder_id=bob.user.pk, memory__isnull=True).exists()
+    assert seen.filter(holder_id=bob.user.pk, memory_id__isnull=True).exists()

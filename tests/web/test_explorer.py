@@ -13,7 +13,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from memories.core import bulk
+from echomem import bulk
 from memories.models import Entity, Episode, Fact, Memory
 from tests.engine.conftest import Engine, fact, person
 from web.cause_diagram import NODE_HEIGHT, NODE_WIDTH, diagram

@@ -10,9 +10,10 @@ from django.contrib import admin
 from accounts.models import Account, ApiKey
 from accounts.principal import principal_from_key
 from accounts.services import api_key_create, api_key_revoke
+from audit.models import AuditEvent
 from echomem.errors import AuthenticationFailed, ValidationFailed
 from memories.erasure.services import KeysDecision, memory_delete
-from memories.models import AuditEvent, Fact, Memory
+from memories.models import Fact, Memory
 from tests.engine.conftest import Engine, fact, person
 
 

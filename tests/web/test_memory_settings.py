@@ -7,9 +7,10 @@ import pytest
 from django.contrib.auth import get_user_model
 
 from accounts.models import Account, ApiKey, Membership
+from audit.models import AuditEvent
+from audit.verify import audit_verify
 from echomem.errors import NotFound
-from memories.audit import audit_verify
-from memories.models import AuditEvent, Fact, Memory
+from memories.models import Fact, Memory
 from tests.engine.conftest import Engine, fact, person
 
 

@@ -8,8 +8,8 @@ import pytest
 from django.contrib.auth import get_user_model
 
 from accounts.models import Account, Membership
-from accounts.services import account_create
-from memories.models import AuditEvent
+from audit.models import AuditEvent
+from memories.catalog.new_accounts import account_create
 
 Role = Membership.Role
 URL = "/account/redaction/"

@@ -16,11 +16,12 @@ from django.utils import timezone
 from accounts import team
 from accounts.models import Account, ApiKey, Invitation, Membership
 from accounts.principal import principal_for_member
-from accounts.services import account_create, api_key_create
+from accounts.services import api_key_create
+from audit.models import AuditEvent
+from audit.verify import audit_verify
 from echomem.errors import Forbidden, ValidationFailed
-from memories.audit import audit_verify
+from memories.catalog.new_accounts import account_create
 from memories.graph.selectors import get_audit_log
-from memories.models import AuditEvent
 
 Role = Membership.Role
 LINK = re.compile(r"https?://\S+/invitations/([\w-]+)/")

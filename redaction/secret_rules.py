@@ -8,7 +8,7 @@ secret keys next to their key id, Anthropic, OpenAI project, Hugging Face, GitHu
 fine-grained, Slack, Stripe test and Google keys, this server's own keys, bearer tokens,
 passwords in URLs (an `@` in them too) and `name = value` assignments.
 
-Every rule must pass memories/regex_safety.py (tests/notes/test_redaction.py checks each
+Every rule must pass redaction/regex_safety.py (tests/notes/test_redaction.py checks each
 one): a field is up to 20,000 characters and `re` has no time limit.
 
 Each rule carries a `hint`: a regex that finds, in the text folded to lower case, something

@@ -1,4 +1,7 @@
-"""`echo-memory manage key_rate_limit [KEY [RATE]]`: a self-hosted box's per-key limits."""
+"""`echo-memory manage key_rate_limit [KEY [RATE]]`: a self-hosted box's per-key limits.
+
+Billing's command, not tenancy's: a key without its own limit gets billing's self-hosted
+rate, which the listing shows (accounts imports no billing)."""
 
 from __future__ import annotations
 

@@ -2,12 +2,13 @@
 
 Every tool call's free text passes here once, where every call passes
 (memories/free_text.py, called by mcp_gateway.tools.call_tool). The rules are data
-(memories/secret_rules.py: detect-secrets' plugins and the kinds it lacks), applied in
+(redaction/secret_rules.py: detect-secrets' plugins and the kinds it lacks), applied in
 order. Each match becomes `[REDACTED:<kind>]`, so a reader still sees that something was
 there and what it was. An account adds its own regexes (Account.redaction_patterns,
 checked by `check_user_patterns` when saved: each must compile, match something, and not
-risk catastrophic backtracking, memories/regex_safety.py) and may switch redaction off
-(Account.redact_secrets, on by default).
+risk catastrophic backtracking, redaction/regex_safety.py) and may switch redaction off
+(Account.redact_secrets, on by default); accounts/redaction_settings.py keeps an
+account's settings and gives its redactor (`redactor_for`).
 
 Not secrets, and never touched: UUIDs, git SHAs (40/64 hex), hashes in URL paths,
 ordinary words ("password reset flow"), empty or boolean-ish assignments
@@ -16,22 +17,19 @@ ordinary words ("password reset flow"), empty or boolean-ish assignments
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from functools import lru_cache
 
 from echomem.errors import ValidationFailed
-from memories.core import bulk
-from memories.regex_safety import backtracking_risk
-from memories.secret_rules import SecretRule, secret_rules
+from redaction.regex_safety import backtracking_risk
+from redaction.secret_rules import SecretRule, secret_rules
 
 PLACEHOLDER = "[REDACTED:{kind}]"
 MAX_USER_PATTERNS = 50
 MAX_USER_PATTERN_CHARS = 500
 
-# The built-in rules, in the order they run (memories/secret_rules.py says where each comes
+# The built-in rules, in the order they run (redaction/secret_rules.py says where each comes
 # from).
 SECRET_PATTERNS: tuple[SecretRule, ...] = secret_rules()
 
@@ -148,28 +146,6 @@ def check_user_patterns(patterns: object) -> list[str]:
     return kept
 
 
-def redactor_for(account_id: int) -> Redactor:
-    """The account's redactor: on unless the account switched it off, plus its own patterns."""
-    from accounts.models import Account
-
-    # Read on every write: one plain statement, not an ORM query (which cost five times
-    # as much as the statement itself).
-    rows = bulk.execute(f"SELECT redact_secrets, redaction_patterns FROM "
-                        f"{Account._meta.db_table} WHERE id = %s", [account_id])
-    if not rows:
-        return Redactor()
-    enabled, patterns = rows[0]
-    if isinstance(patterns, str):  # Django's connection reads jsonb as text
-        patterns = json.loads(patterns)
-    return _redactor(enabled, tuple(patterns or ()))
-
-
-@lru_cache(maxsize=256)
-def _redactor(enabled: bool, patterns: tuple[str, ...]) -> Redactor:
-    """Accounts with the same settings share one (a Redactor is immutable)."""
-    return redactor_with(enabled=enabled, patterns=patterns)
-
-
 def redactor_with(*, enabled: bool, patterns: Iterable[str]) -> Redactor:
     """A redactor for these settings (an account's, or a form's not yet saved)."""
     compiled = []
@@ -183,13 +159,3 @@ def redactor_with(*, enabled: bool, patterns: Iterable[str]) -> Redactor:
         if backtracking_risk(pattern) is None:
             compiled.append(regex)
     return Redactor(enabled=enabled, user_patterns=tuple(compiled))
-
-
-def redaction_settings_save(account_id: int, *, enabled: bool, patterns: object) -> list[str]:
-    """Store an account's redaction settings; bad patterns are refused, nothing is saved."""
-    from accounts.models import Account
-
-    kept = check_user_patterns(patterns)
-    Account.objects.filter(pk=account_id).update(redact_secrets=enabled,
-                                                 redaction_patterns=kept)
-    return kept
