@@ -79,6 +79,22 @@ def quickstart(host: str, port: int, username: str | None, new_key: bool, no_ser
     user, account, created = local_owner_ensure(username=username)
     key, plaintext = quickstart_key(account=account, holder=user, new=new_key)
     endpoint = _endpoint(host, port)
+    shown_key = _say_what_is_set_up(runtime, created, user, account, endpoint, key, plaintext)
+    _say_how_to_connect(endpoint, shown_key)
+    _say_how_to_sign_in(user, _base_url(host, port))
+    if no_serve:
+        return
+    click.echo(f"\nServing on http://{host}:{port}/ (Ctrl-C stops the server and the database).")
+    _say_who_needs_no_key(host)
+    sys.stdout.flush()
+    serve(home=runtime.home, host=host, port=port, workers=1, threads=8,
+          graceful_timeout=GRACEFUL_TIMEOUT_SECONDS)
+
+
+def _say_what_is_set_up(runtime, created: bool, user, account, endpoint: str, key,
+                        plaintext: str | None) -> str:
+    """Where everything is, and the key (in full only when it was just made); returns the key
+    as the instructions that follow show it."""
     where = "embedded PostgreSQL in " + str(runtime.home / "pgdata") if runtime.embedded \
         else "DATABASE_URL"
     click.echo(f"Echo Memory {'is set up' if created else 'found your existing account'}.")
@@ -89,11 +105,13 @@ def quickstart(host: str, port: int, username: str | None, new_key: bool, no_ser
     if plaintext:
         click.echo(f"  API key:   {plaintext}")
         click.echo("             (shown once: store it now)")
-        shown_key = plaintext
-    else:
-        click.echo(f"  API key:   em_{key.prefix}_… (shown when it was created; "
-                   "run with --new-key for a fresh one)")
-        shown_key = "<your key>"
+        return plaintext
+    click.echo(f"  API key:   em_{key.prefix}_… (shown when it was created; "
+               "run with --new-key for a fresh one)")
+    return "<your key>"
+
+
+def _say_how_to_connect(endpoint: str, shown_key: str) -> None:
     click.echo("\nConnect Claude Code:")
     click.echo(f'  claude mcp add --transport http echo-memory {endpoint} '
                f'--header "Authorization: Bearer {shown_key}"')
@@ -103,6 +121,9 @@ def quickstart(host: str, port: int, username: str | None, new_key: bool, no_ser
                "claude-desktop), with the key read from your environment:")
     click.echo(f"  export ECHO_MEM_API_KEY={shown_key}")
     click.echo(f"  {_memory_command()} setup claude-code")
+
+
+def _say_how_to_sign_in(user, base_url: str) -> None:
     from django.conf import settings
 
     from web.password_reset import sign_in_link
@@ -110,14 +131,7 @@ def quickstart(host: str, port: int, username: str | None, new_key: bool, no_ser
     click.echo(f"\nOpen the dashboard: set a password for {user.get_username()} and sign in "
                f"(the link works once, for {settings.PASSWORD_RESET_TIMEOUT // 3600} hours; "
                "run quickstart again for a fresh one):")
-    click.echo(f"  {sign_in_link(user, _base_url(host, port))}")
-    if no_serve:
-        return
-    click.echo(f"\nServing on http://{host}:{port}/ (Ctrl-C stops the server and the database).")
-    _say_who_needs_no_key(host)
-    sys.stdout.flush()
-    serve(home=runtime.home, host=host, port=port, workers=1, threads=8,
-          graceful_timeout=GRACEFUL_TIMEOUT_SECONDS)
+    click.echo(f"  {sign_in_link(user, base_url)}")
 
 
 @click.command(name="serve")
