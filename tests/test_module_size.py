@@ -13,13 +13,9 @@ ROOT = Path(__file__).resolve().parent.parent
 PRODUCT = ["echomem", "accounts", "audit", "redaction", "memories", "billing", "tools",
            "mcp_gateway", "api", "web", "agent_cli"]
 LIMIT = 400
-# Still to split, with their length when the limit was set; the list only gets shorter.
-WAITING = {
-    "agent_cli/cli.py": 601,
-    "agent_cli/clients.py": 467,
-    "agent_cli/vault.py": 469,
-    "echomem/cli.py": 535,
-}
+# Modules let over the limit while they wait to be split, with their length when listed;
+# the list only gets shorter (empty since issue 38 split the last of them).
+WAITING: dict[str, int] = {}
 
 
 def module_lengths() -> dict[str, int]:

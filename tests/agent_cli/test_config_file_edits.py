@@ -9,7 +9,9 @@ import tomllib
 import pytest
 
 from agent_cli import jsonc, tomlfile
-from agent_cli.clients import AGENTS_BEGIN, SetupError, plan
+from agent_cli.clients import SetupError
+from agent_cli.config_formats import AGENTS_BEGIN
+from agent_cli.setup_plan import plan
 
 ENTRY = {"url": "https://m.example/mcp", "headers": {"Authorization": "Bearer ${env:K}"}}
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from agent_cli import jsonc
-from agent_cli.clients import AGENTS_BEGIN
+from agent_cli.config_formats import AGENTS_BEGIN
 
 URL = "https://memory.example.com/mcp"
 OTHER_URL = "http://127.0.0.1:8000/mcp"

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import yaml
 
-from agent_cli.vault import chains, read_vault, short_title
+from agent_cli.vault import chains
+from agent_cli.vault_reader import read_vault, short_title
 from memories.models import Note, NoteVersion
 
 VAULT = Path(__file__).parent / "fixtures" / "vault"

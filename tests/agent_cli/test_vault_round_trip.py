@@ -15,7 +15,9 @@ from hypothesis import strategies as st
 
 from agent_cli.config import Settings
 from agent_cli.remote import Remote
-from agent_cli.vault import NO_PROJECT, chains, read_vault, write_vault
+from agent_cli.vault import NO_PROJECT, chains
+from agent_cli.vault_reader import read_vault
+from agent_cli.vault_writer import write_vault
 
 TRICKY = [*'[]"\':,;\n\r\t #*<>/-`\\{}|!?.=', "</details>", "<details>", "**What:** ", "### ",
           "## ", "<!-- ", " -->", "...", "[REDACTED]", "é", "漢字", "🙂", "\u2028"]
