@@ -61,7 +61,7 @@ def load(*, memory_id: int, holder_id: int, key_id: int, facts: int, real: np.nd
     """Fill the memory's shared partition; returns timings (seconds) and counts."""
     from django.db import connection, transaction
 
-    from memories.graph.names import initials, normalize
+    from memories.core.names import initials, normalize
     from memories.search import vector_params
     from memories.search.fact_text import search_text_for
     from memories.search.storing import count_terms

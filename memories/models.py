@@ -296,7 +296,7 @@ class Note(models.Model):
     created_at = models.DateTimeField()
     updated_at = models.DateTimeField()
     # Every field's words (details and files included), for full text; the indexer embeds
-    # the shorter head of it (memories/notes/text.py).
+    # the shorter head of it (memories/search/note_text.py).
     search_text = models.TextField()
     embedding = HalfVectorField(dimensions=EMBEDDING_DIMENSIONS, null=True)
     search_vector = models.GeneratedField(
@@ -304,7 +304,7 @@ class Note(models.Model):
         output_field=SearchVectorField(), db_persist=True,
     )
     # Its distinct content words, listed by the indexer with the embedding, for near-word
-    # matching (memories/notes/words.py); null until then.
+    # matching (memories/search/note_words.py); null until then.
     words = ArrayField(models.TextField(), null=True)
 
     class Meta:
@@ -336,7 +336,7 @@ class NoteWord(models.Model):
     "refused" and "reject"); matching each question word to the nearest word of a note
     needs the words' vectors at search time, and embedding them then costs seconds.
     Kept per memory and partition like the notes, and pruned to the words notes still
-    hold (memories/notes/words.py), so forgetting a note forgets its words.
+    hold (memories/search/note_words.py), so forgetting a note forgets its words.
     """
 
     memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="+",

@@ -1,7 +1,7 @@
 """Secret redaction: what an agent writes is scrubbed before it is stored, embedded or audited.
 
 Every tool call's free text passes here once, where every call passes
-(memories/free_text.py, called by mcp_gateway.tools.call_tool). The rules are data
+(tools/free_text.py, called by tools.calling.call_tool). The rules are data
 (redaction/secret_rules.py: detect-secrets' plugins and the kinds it lacks), applied in
 order. Each match becomes `[REDACTED:<kind>]`, so a reader still sees that something was
 there and what it was. An account adds its own regexes (Account.redaction_patterns,

@@ -52,6 +52,9 @@ def test_an_arrow_against_a_contract_breaks_it_by_name(tmp_path):
     (project / "api" / "arrow_probe.py").write_text("from mcp_gateway import jsonrpc\n")
     (project / "accounts" / "arrow_probe.py").write_text("from memories.graph import services\n")
     (project / "audit" / "arrow_probe.py").write_text("from redaction import redactor\n")
+    # A circle: the engine's bottom room importing a room that imports it.
+    (project / "memories" / "core" / "circle_probe.py").write_text(
+        "from memories.graph import services\n")
     (project / "agent_cli" / "arrow_probe.py").write_text("import memories.models\n")
     (project / "web" / "arrow_probe.py").write_text("from api import errors\n")
 
@@ -64,8 +67,8 @@ def test_an_arrow_against_a_contract_breaks_it_by_name(tmp_path):
          "meter)", "memories.arrow_probe -> billing.rates"),
         ("The engine imports no door, no tool contract and not billing (billing installs its "
          "meter)", "memories.contract_probe -> tools.registry"),
-        ("Doors above the tool contract above billing above the engine",
-         "api.arrow_probe -> mcp_gateway.jsonrpc"),
+        ("Doors above the tool contract above billing above the engine above tenancy above "
+         "audit and redaction", "api.arrow_probe -> mcp_gateway.jsonrpc"),
         ("The memory command talks to the server over HTTP: no server app imported",
          "agent_cli.arrow_probe -> memories.models"),
         ("The web imports no other door", "web.arrow_probe -> api.errors"),
@@ -73,6 +76,8 @@ def test_an_arrow_against_a_contract_breaks_it_by_name(tmp_path):
          "accounts.arrow_probe -> memories.graph.services"),
         ("Audit imports no other app of ours (echomem's utilities only)",
          "audit.arrow_probe -> redaction.redactor"),
+        ("No import circle between sibling packages or modules",
+         "- .core -> .graph"),
     ]:
         assert f"{contract} BROKEN" in report, report
         assert arrow in report, report

@@ -9,9 +9,9 @@ from pydantic import Field, model_validator
 
 from memories.core import limits
 from memories.core.inputs import InputModel
+from memories.core.names import normalize, same_type
 from memories.graph import services
 from memories.graph.inputs import EntityIn, FactIn
-from memories.graph.names import normalize, same_type
 from tools.arguments import VERBATIM, MemoryName, Scope, refusal
 from tools.contract import Tool, keywords
 from tools.results import Out

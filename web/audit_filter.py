@@ -9,7 +9,7 @@ from urllib.parse import urlencode
 
 from django import forms
 
-from memories.audit_log import AuditFilter
+from memories.catalog.audit_log import AuditFilter
 from memories.core.limits import LABEL_CHARS
 
 ACCOUNT_LEVEL = "account"

@@ -1,5 +1,5 @@
 """The audit log pages: the filtered log, its CSV and JSONL exports, and verifying the
-chain. What each person sees is decided in memories/audit_log.py, once for all of them."""
+chain. What each person sees is decided in memories/catalog/audit_log.py, once for all of them."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
 
-from memories.audit_log import (
+from memories.catalog.audit_log import (
     EXPORT_COLUMNS,
     MAY_VERIFY,
     AuditFilter,

@@ -16,7 +16,7 @@ from accounts.services import api_key_create, api_key_revoke, revocable_key
 from accounts.team import Role
 from echomem.agent_clients import export_line
 from echomem.errors import Forbidden, NotFound, ValidationFailed
-from memories.audit_log import AuditFilter, audit_page
+from memories.catalog.audit_log import AuditFilter, audit_page
 from memories.catalog.selectors import (
     account_memories,
     memory_count,

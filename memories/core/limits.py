@@ -12,5 +12,5 @@ TYPE_CHARS = 100        # Entity.type
 RELATION_CHARS = 200    # Fact.relation_type
 LABEL_CHARS = SESSION_ID_CHARS  # session_id (stored in the audit chain too), project
 FACT_CHARS = 4000       # a fact is a sentence; the column is text, the limit is ours
-INITIALS_CHARS = 100    # Entity.initials (memories/graph/names.py keeps it far shorter)
+INITIALS_CHARS = 100    # Entity.initials (memories/core/names.py keeps it far shorter)
 NOTE_TITLE_CHARS = 60        # Note.title (EchoVault: "max 60 chars")

@@ -15,11 +15,18 @@ from django.db import transaction
 
 from accounts.principal import Principal
 from echomem import metrics
-from memories.models import Memory
+
+
+class MeteredMemory(Protocol):
+    """What a meter needs of the memory a call reads or writes (memories.models.Memory is
+    one); a protocol, so the engine's bottom room imports no model."""
+
+    pk: int
+    name: str
 
 
 class Meter(Protocol):
-    def charge(self, principal: Principal, memory: Memory, tool: str, costs: Sequence[int],
+    def charge(self, principal: Principal, memory: MeteredMemory, tool: str, costs: Sequence[int],
                *, whole: bool) -> int:
         """Pay for the longest prefix of `costs` (units per item, in reply order) the
         allowance covers and return its length; run inside the caller's transaction, so
@@ -29,7 +36,7 @@ class Meter(Protocol):
 
 
 class Free:
-    def charge(self, principal: Principal, memory: Memory, tool: str, costs: Sequence[int],
+    def charge(self, principal: Principal, memory: MeteredMemory, tool: str, costs: Sequence[int],
                *, whole: bool) -> int:
         return len(costs)
 
@@ -42,7 +49,7 @@ def install(meter: Meter) -> None:
     _meter = meter
 
 
-def charge(principal: Principal, memory: Memory, tool: str, costs: Sequence[int], *,
+def charge(principal: Principal, memory: MeteredMemory, tool: str, costs: Sequence[int], *,
            whole: bool = False) -> int:
     """How many of the items the caller may store or return (see Meter.charge)."""
     if not any(costs):

@@ -38,9 +38,8 @@ from echomem.errors import NotFound, ValidationFailed
 from memories.core.scopes import partition_for
 from memories.graph.selectors import memory_for
 from memories.models import Entity, Episode, Fact, Memory, Note, NoteVersion, RecallSave
-from memories.notes import words as note_words
 from memories.notes.selectors import id_range
-from memories.search import storing
+from memories.search import note_words, storing
 
 
 @dataclass(frozen=True)

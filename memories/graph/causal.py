@@ -21,8 +21,8 @@ from django.db.models import Q
 
 from accounts.principal import Principal
 from memories.core import metering
+from memories.core.names import normalize
 from memories.core.scopes import partition_for
-from memories.graph.names import normalize
 from memories.graph.selectors import _query_vector, fact_view, facts_for_view, memory_for
 from memories.models import Entity, Fact
 from memories.search import vector_params

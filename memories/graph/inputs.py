@@ -13,7 +13,7 @@ from pydantic_core import PydanticCustomError
 
 from memories.core import limits
 from memories.core.inputs import EventTime, InputModel, text_field
-from memories.graph.names import normalize
+from memories.core.names import normalize
 
 MAX_FACT_CHARS = limits.FACT_CHARS
 Confidence = Literal["extracted", "inferred", "ambiguous"]

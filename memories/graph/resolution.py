@@ -15,8 +15,8 @@ import numpy as np
 
 from echomem import bulk
 from echomem.errors import ValidationFailed
+from memories.core.names import MINOR_WORDS, as_abbreviation, initials, normalize, same_type
 from memories.graph.inputs import EntityIn
-from memories.graph.names import MINOR_WORDS, as_abbreviation, initials, normalize, same_type
 from memories.models import Entity, Memory
 from memories.search import vector_params
 from memories.search.embeddings import get_embedder

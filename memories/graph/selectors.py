@@ -101,7 +101,7 @@ def _text_or_none(value: Any) -> str | None:
 @dataclass(frozen=True)
 class Shown:
     """One key of a fact as shown to agents: the reply's key (a field of
-    mcp_gateway.outputs.FactOut), the SQL that reads it over `memories_fact f` joined to
+    tools.results.FactOut), the SQL that reads it over `memories_fact f` joined to
     its endpoints `s` and `t`, the ORM path that loads it, and how the value is shown."""
 
     key: str

@@ -18,9 +18,9 @@ from audit.chain import Change, append, new_events
 from echomem import bulk
 from echomem.errors import NotFound, ValidationFailed
 from memories.core import metering
+from memories.core.names import initials, normalize
 from memories.core.scopes import partition_for
 from memories.graph.inputs import EntityIn, FactIn
-from memories.graph.names import initials, normalize
 from memories.graph.resolution import Node, resolve
 from memories.graph.selectors import memory_for
 from memories.graph.supersession import EdgeRow, FactPlan, plan_facts

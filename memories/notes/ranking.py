@@ -11,7 +11,7 @@ ordinary words with a question gets nothing, one that holds the pasted error mes
 gets up to TEXT_WEIGHT.
 
 Neither list sees a paraphrase whose note the embedding ranks just out of reach: it
-shares no word with its note. Near words do (memories/notes/words.py), so a note also
+shares no word with its note. Near words do (memories/search/note_words.py), so a note also
 gets WORD_WEIGHT times its word match: the mean over the question's words of the
 similarity of the note's nearest word, where that reaches WORD_THRESHOLD.
 
@@ -21,8 +21,8 @@ The constants were chosen by grouped cross-validation on the note set
 
 from __future__ import annotations
 
-from memories.notes.words import WordMatch
 from memories.search.hybrid import VECTOR_FLOOR, Candidate, Hit
+from memories.search.note_words import WordMatch
 
 TEXT_WEIGHT = 0.3
 COVERAGE_FLOOR = 0.8

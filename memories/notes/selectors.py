@@ -24,8 +24,7 @@ from memories.graph import selectors
 from memories.graph.selectors import CANDIDATES_PER_RETRIEVER, embed_query, memory_for
 from memories.models import Memory, Note
 from memories.notes import ranking as note_ranking
-from memories.notes import words as note_words
-from memories.search import candidates, freshness
+from memories.search import candidates, freshness, note_words
 
 CONTEXT_MESSAGE = (
     "Use memory_search for specific topics and memory_details for a note's full details. "

@@ -1,5 +1,5 @@
 """Saving a coding agent's note: stored (or updated with its history kept), paid for and
-audited in one transaction. Its text comes redacted (mcp_gateway.tools.call_tool).
+audited in one transaction. Its text comes redacted (tools.calling.call_tool).
 
 The merge rule, when a note with this title exists in this project (the same for every
 door and for `memory import`): a field the save gives replaces the stored one (an empty
@@ -24,8 +24,8 @@ from memories.core.scopes import partition_for
 from memories.graph.selectors import memory_for
 from memories.graph.services import hold_memory
 from memories.models import Note, NoteVersion
-from memories.notes.text import note_search_text
 from memories.search import indexing
+from memories.search.note_text import note_search_text
 
 KEY_FIELDS = ("title", "project")  # which note a save is about; never merged
 MERGED_FIELDS = ("title", "what", "why", "impact", "tags", "category", "related_files",

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from django.db import connection
 
-from memories.graph.names import normalize
+from memories.core.names import normalize
 from memories.search.candidates import Candidate
 
 # Reciprocal rank fusion constant. The usual 60 flattens the top of two 50-long lists so

@@ -9,10 +9,9 @@ import json
 
 from django.conf import settings
 
-from memories.notes import words as note_words
-from memories.notes.text import note_head
-from memories.search import vector_params
+from memories.search import note_words, vector_params
 from memories.search.embeddings import get_embedder
+from memories.search.note_text import note_head
 
 
 def _context_facts() -> int:

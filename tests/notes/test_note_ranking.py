@@ -6,11 +6,10 @@ import uuid
 
 from memories.models import Note
 from memories.notes import ranking as note_ranking
-from memories.notes import words as note_words
-from memories.notes.words import WordMatch
-from memories.search import candidates, indexing
+from memories.search import candidates, indexing, note_words
 from memories.search.embeddings import get_embedder
 from memories.search.hybrid import Candidate
+from memories.search.note_words import WordMatch
 from tests.notes.conftest import note
 
 ENDS = (None, None)

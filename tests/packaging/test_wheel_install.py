@@ -167,7 +167,7 @@ def test_every_installed_module_imports_with_the_declared_dependencies(installed
         "        except Exception as error:\n"
         "            failed[module.name] = repr(error)\n"
         "print(json.dumps(failed))", args=tops)
-    assert {"echomem", "memories", "mcp_gateway"} <= set(tops)
+    assert {"echomem", "memories", "mcp_gateway", "tools", "audit", "redaction"} <= set(tops)
     assert json.loads(failed) == {}
 
 

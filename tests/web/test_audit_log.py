@@ -315,7 +315,7 @@ def test_the_page_takes_a_bounded_number_of_queries_however_long_the_log(client,
 
 
 def test_owner_sees_every_account_level_event_but_no_solo_event_of_others(alice, bob, trail):
-    from memories.audit_log import visible_events
+    from memories.catalog.audit_log import visible_events
     owner = Principal(account_id=alice.account.pk, holder_id=alice.user.pk, tool="web")
     seen = visible_events(owner, Membership.Role.OWNER)
     assert not seen.filter(partition__startswith=f"solo:{bob.user.pk}:").exists()
