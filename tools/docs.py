@@ -2,22 +2,20 @@
 they cannot drift from what tools/list answers: `echo-memory manage tool_docs --write`
 rewrites each marked region, and a test fails when a doc differs from what this writes.
 
-Prose elsewhere names tools without counting them; tests/mcp/test_tool_docs.py also fails
+Prose elsewhere names tools without counting them; tests/tools/test_tool_docs.py also fails
 when a doc or the README states a number of tools outside these regions.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from dataclasses import dataclass
-from pathlib import Path
 
+from echomem import doc_regions
+from echomem.doc_regions import DOCS, Region
 from tools.contract import Tool
 from tools.registry import TOOLS
 
-ROOT = Path(__file__).resolve().parent.parent
-COMMAND = "`echo-memory manage tool_docs --write`"
+SOURCE = "tools/registry.py"
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`])")
 
 
@@ -63,44 +61,10 @@ def rest_table() -> str:
     return "\n".join(lines)
 
 
-@dataclass(frozen=True)
-class Region:
-    doc: Path
-    name: str
-    render: Callable[[], str]
-
-    @property
-    def begin(self) -> str:
-        return f"<!-- BEGIN {self.name} generated from tools/registry.py by {COMMAND} -->"
-
-    @property
-    def end(self) -> str:
-        return f"<!-- END {self.name} -->"
-
-    def pattern(self) -> re.Pattern[str]:
-        return re.compile(re.escape(self.begin) + r".*?" + re.escape(self.end), re.DOTALL)
-
-    def text(self) -> str:
-        return f"{self.begin}\n\n{self.render()}\n\n{self.end}"
-
-
-REGIONS = (Region(ROOT / "docs" / "agents.md", "tool list", tool_table),
-           Region(ROOT / "docs" / "api.md", "REST tool routes", rest_table))
-
-
-class MarkersMissing(ValueError):
-    pass
-
-
-def render(region: Region, current: str) -> str:
-    """The doc with the region brought up to date; the rest is left as written."""
-    if not region.pattern().search(current):
-        raise MarkersMissing(f"{region.doc.name} has no {region.name} region: put the lines "
-                             f"{region.begin!r} and {region.end!r} where it belongs")
-    return region.pattern().sub(lambda _: region.text(), current, count=1)
+REGIONS = (Region(DOCS / "agents.md", "tool list", SOURCE, "tool_docs", tool_table),
+           Region(DOCS / "api.md", "REST tool routes", SOURCE, "tool_docs", rest_table))
 
 
 def stale() -> list[Region]:
     """The regions whose doc differs from what the registry gives."""
-    return [r for r in REGIONS if render(r, r.doc.read_text(encoding="utf-8"))
-            != r.doc.read_text(encoding="utf-8")]
+    return doc_regions.stale(REGIONS)

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
+from echomem import doc_regions
 from tools import docs as tool_docs
 from tools.registry import TOOLS
 
@@ -31,7 +32,7 @@ def without_generated(text: str) -> str:
 def test_the_docs_list_exactly_the_registry_s_tools():
     for region in tool_docs.REGIONS:
         current = region.doc.read_text(encoding="utf-8")
-        assert tool_docs.render(region, current) == current, (
+        assert doc_regions.render(region, current) == current, (
             f"{region.doc.name}: run `echo-memory manage tool_docs --write`")
         listed = re.findall(r"^\| `(?:POST /api/v1/tools/)?([a-z_]+)`",
                             region.pattern().search(current).group(), re.M)
@@ -54,9 +55,6 @@ def test_a_tool_added_to_the_registry_fails_the_check_until_the_docs_are_written
         copy.write_text(region.doc.read_text(encoding="utf-8"), encoding="utf-8")
         copies.append(dataclasses.replace(region, doc=copy))
     monkeypatch.setattr(tool_docs, "REGIONS", tuple(copies))
-    import tools.management.commands.tool_docs as command
-
-    monkeypatch.setattr(command, "REGIONS", tuple(copies))
     monkeypatch.setitem(TOOLS, "memory_archive",
                         dataclasses.replace(TOOLS["forget"], name="memory_archive"))
     assert tool_docs.stale() == copies
@@ -70,8 +68,8 @@ def test_a_tool_added_to_the_registry_fails_the_check_until_the_docs_are_written
 
 
 def test_a_doc_without_its_markers_is_refused():
-    with pytest.raises(tool_docs.MarkersMissing, match="no tool list region"):
-        tool_docs.render(tool_docs.REGIONS[0], "# Connecting agents\n")
+    with pytest.raises(doc_regions.MarkersMissing, match="no tool list region"):
+        doc_regions.render(tool_docs.REGIONS[0], "# Connecting agents\n")
 
 
 @pytest.mark.parametrize("doc", DOCS, ids=lambda path: path.name)

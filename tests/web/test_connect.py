@@ -5,6 +5,7 @@ server's endpoint and the key's variable, never a key."""
 from __future__ import annotations
 
 import ast
+import dataclasses
 import html
 import json
 import os
@@ -20,7 +21,11 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from echomem.agent_clients import KEY_ENV, KEY_PLACEHOLDER, clients, snippets
-from web.agent_docs import DOC, MarkersMissing, generated_region, render
+from echomem.doc_regions import MarkersMissing, render
+from web import agent_docs
+from web.agent_docs import REGION
+
+DOC = REGION.doc
 
 ENDPOINT = "https://memory.example.com:8443/mcp"
 A_KEY = re.compile(r"em_[0-9a-f]{12}_")
@@ -173,27 +178,25 @@ def test_the_new_key_page_gives_the_export_line_for_the_variable(client, alice):
 
 def test_docs_agents_md_is_what_the_generator_writes():
     current = DOC.read_text(encoding="utf-8")
-    assert render(current) == current, (
+    assert render(REGION, current) == current, (
         "docs/agents.md differs from echomem/agent_clients.py: run "
         "`echo-memory manage agent_docs --write`")
-    assert generated_region() in current
+    assert REGION.text() in current
     call_command("agent_docs", "--check")
 
 
 def test_a_drifted_doc_is_put_back_and_one_without_markers_is_refused():
     current = DOC.read_text(encoding="utf-8")
     drifted = current.replace("bearer_token_env_var", "bearer_token", 1)
-    assert drifted != current and render(drifted) == current
+    assert drifted != current and render(REGION, drifted) == current
     with pytest.raises(MarkersMissing, match="no generated region"):
-        render("# Connecting agents\n")
+        render(REGION, "# Connecting agents\n")
 
 
 def test_the_check_fails_when_the_doc_has_drifted(tmp_path, monkeypatch):
-    import web.management.commands.agent_docs as command
-
     stale = tmp_path / "agents.md"
     stale.write_text(DOC.read_text(encoding="utf-8").replace("Codex", "Kodex", 1))
-    monkeypatch.setattr(command, "DOC", stale)
+    monkeypatch.setattr(agent_docs, "REGION", dataclasses.replace(REGION, doc=stale))
     with pytest.raises(CommandError, match="agent_docs --write"):
         call_command("agent_docs", "--check")
     call_command("agent_docs", "--write")
