@@ -11,7 +11,7 @@ from billing.models import Plan, UsagePeriod
 from echomem.errors import AllowanceExhausted
 from mcp_gateway.tools import TOOLS, call_tool
 from tests.billing.test_allowance import facts
-from tests.conftest import make_user
+from tests.factories import make_user
 
 
 def write(principal, *pairs):

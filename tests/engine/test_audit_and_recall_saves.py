@@ -11,7 +11,7 @@ from django.utils import timezone
 from echomem.errors import ValidationFailed
 from memories.audit import audit_verify
 from memories.models import AuditEvent, RecallSave
-from tests.engine.conftest import Engine, fact, person
+from tests.factories import Engine, fact, person
 
 
 def write_some(engine: Engine, count: int, session: str = "s") -> list[str]:

@@ -10,7 +10,7 @@ from django.db import connection
 from memories.graph.services import write_episode
 from memories.models import Entity, Fact
 from memories.schemas import WriteEpisodeArgs, parse
-from tests.engine.conftest import Engine, fact, person
+from tests.factories import Engine, fact, person
 
 WRITERS = 20
 

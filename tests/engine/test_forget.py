@@ -23,7 +23,8 @@ from memories.models import (
     TermStat,
 )
 from memories.schemas import ForgetArgs, parse
-from tests.engine.conftest import Engine, database_text, fact, person, pg_dump
+from tests.engine.conftest import database_text, pg_dump
+from tests.factories import Engine, fact, person
 
 # Words only the forgotten objects use, one per kind of text (names, fact sentences, a
 # superseded version, a recall save's note); lowercased stems, as the word statistics and

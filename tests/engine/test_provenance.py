@@ -15,7 +15,7 @@ from echomem.errors import NotFound, ValidationFailed
 from memories.graph.episodes import get_episode
 from memories.graph.services import memory_create
 from memories.schemas import GetEpisodeArgs, parse
-from tests.engine.conftest import fact
+from tests.factories import fact
 
 
 def node(name: str) -> dict[str, str]:

@@ -8,7 +8,7 @@ from echomem.errors import NotFound, ValidationFailed
 from memories.audit import ACCOUNT_PARTITION
 from memories.models import AuditEvent, Entity, Episode, Fact
 from memories.schemas import MAX_FACT_CHARS
-from tests.engine.conftest import fact, person
+from tests.factories import fact, person
 
 ALICE_BOB = [person("Alice"), person("Bob")]
 

@@ -7,7 +7,8 @@ from memories.audit import audit_verify
 from memories.models import AuditEvent, Note, NoteVersion, NoteWord
 from memories.search import indexing
 from tests.engine.conftest import database_text
-from tests.notes.conftest import note, rest
+from tests.factories import note
+from tests.notes.conftest import rest
 
 SECRET_WORDS = ("Frobnicator", "quasselbrook", "Plinthwave")
 

@@ -11,7 +11,7 @@ from memories.notes.words import WordMatch
 from memories.search import candidates, indexing
 from memories.search.embeddings import get_embedder
 from memories.search.hybrid import Candidate
-from tests.notes.conftest import note
+from tests.factories import note
 
 ENDS = (None, None)
 

@@ -18,8 +18,7 @@ from accounts.principal import Principal, principal_for_member
 from memories.audit import GENESIS, Change, audit_record, seal
 from memories.erasure.services import ACCOUNT_PARTITION
 from memories.models import AuditChainHead, AuditEvent, Memory
-from tests.conftest import make_user
-from tests.engine.conftest import Engine, fact, person
+from tests.factories import Engine, fact, make_user, person
 
 
 def _account_event(actor, action: str, object_id: str = "1") -> None:

@@ -13,7 +13,7 @@ from accounts.services import api_key_create, api_key_revoke
 from echomem.errors import AuthenticationFailed, ValidationFailed
 from memories.erasure.services import KeysDecision, memory_delete
 from memories.models import AuditEvent, Fact, Memory
-from tests.engine.conftest import Engine, fact, person
+from tests.factories import Engine, fact, person
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ from accounts.models import Account, ApiKey, Membership
 from echomem.errors import NotFound
 from memories.audit import audit_verify
 from memories.models import AuditEvent, Fact, Memory
-from tests.engine.conftest import Engine, fact, person
+from tests.factories import Engine, fact, person
 
 
 def _ada_mentors_grace(principal, memory: str | None = None) -> None:

@@ -33,7 +33,7 @@ from memories.graph.services import memory_create
 from memories.models import Entity
 from memories.notes import services as notes
 from memories.schemas import MemorySaveArgs, parse
-from tests.engine.conftest import Engine, fact, person
+from tests.factories import Engine, fact, person
 from tests.routes import (
     HOSTILE,
     FieldsRead,
