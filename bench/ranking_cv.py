@@ -1,6 +1,7 @@
 """Cross-validated choice of the fusion constants (issue 13, "Generalization").
 
     .venv/bin/python bench/ranking_cv.py [--record] [--vary NAME ...] [--json PATH]
+                                         [--data LOCOMO.json] [--runbooks DIR]
 
 1. Record (once; cached in bench/.cache/ranking_cv.pickle, or under $ECHO_BENCH_CACHE;
    `--record` redoes it): on a fresh box, the LoCoMo dev conversations written and asked
@@ -58,7 +59,7 @@ GRID = {"RRF_K": (5, 10, 20, 60), "TEXT_WEIGHT": (0.5, 0.75, 1.0, 1.25),
 TEXTBOOK = {"RRF_K": 60, "TEXT_WEIGHT": 1.0, "ENTITY_WEIGHT": 0.0, "TEXT_COVERAGE_FLOOR": 0.0,
             "NEIGHBOUR_WEIGHT": 0.0}
 FOLDS = 5
-RUNBOOK_FACTS = Path(__file__).resolve().parent / "data/runbooks/facts.jsonl"
+RUNBOOKS = Path(__file__).resolve().parent / "data/runbooks"
 
 
 def settings() -> list[dict[str, float]]:
@@ -93,7 +94,7 @@ def relabel(recorded: Recorded, labels: dict[str, str]) -> Recorded:
                     recorded.top_k)
 
 
-def record() -> list[dict]:
+def record(data: Path | None = None, runbooks: Path = RUNBOOKS) -> list[dict]:
     from bench.fusion import FusionTap
     from bench.locomo import CATEGORIES, DEFAULT_DATA, evidence_of, load_conversation
     from bench.runbooks_quality import MEMORY, ask, load_into
@@ -109,7 +110,7 @@ def record() -> list[dict]:
     principal, account = bench_principal()
     tap = FusionTap(search).install()
     rows: list[dict] = []
-    for sample in tqdm(json.loads(DEFAULT_DATA.read_text()), desc="conversations",
+    for sample in tqdm(json.loads((data or DEFAULT_DATA).read_text()), desc="conversations",
                        file=sys.stderr):
         memory = re.sub(r"[^a-z0-9_-]", "-", sample["sample_id"].lower())
         dia_by_fact = load_conversation(principal, account, sample, memory)
@@ -125,7 +126,7 @@ def record() -> list[dict]:
                          "kind": CATEGORIES[question["category"]],
                          "hybrid": [dia_by_fact.get(i, "?") for i in hybrid],
                          "recorded": relabel(recorded, dia_by_fact)})
-    set_id_of, questions = load_into(principal, account)
+    set_id_of, questions = load_into(principal, account, runbooks)
     cached.save()
     for question in questions:
         hybrid, recorded = ask(principal, tap, MEMORY, question["question"])
@@ -185,10 +186,11 @@ def guarded(scores: dict[int, list[float]], guard: list[int], floor: float) -> l
     return kept or list(scores)
 
 
-def runbook_folds(rows: list[dict], index: list[int], folds: int = FOLDS) -> dict[int, int]:
+def runbook_folds(rows: list[dict], index: list[int], folds: int = FOLDS,
+                  runbooks: Path = RUNBOOKS) -> dict[int, int]:
     """A fold per runbooks question; questions whose evidence shares a record share one."""
     record_of = {fact["id"]: fact["episode"]
-                 for fact in map(json.loads, RUNBOOK_FACTS.read_text().splitlines())}
+                 for fact in map(json.loads, (runbooks / "facts.jsonl").read_text().splitlines())}
     parent: dict[str, str] = {}
 
     def root(item: str) -> str:
@@ -232,13 +234,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--record", action="store_true", help="record again (needs a box)")
     parser.add_argument("--json", type=Path, help="also write the figures here")
+    parser.add_argument("--data", type=Path, default=None,
+                        help="the LoCoMo conversations to record (at least five, one a fold; "
+                             "default bench/locomo.py's dev set)")
+    parser.add_argument("--runbooks", type=Path, default=RUNBOOKS,
+                        help="the runbooks set to record (a folder as bench/data/runbooks; "
+                             "default that one)")
     parser.add_argument("--vary", nargs="+", choices=list(GRID), default=list(GRID),
                         help="vary only these constants (the others stay as the product has "
                              "them); default all")
     args = parser.parse_args()
 
     if args.record or not RECORDING.exists():
-        rows = record()
+        rows = record(args.data, args.runbooks)
         from memories.search import hybrid as search
 
         # The constants the tool ranked with, for the check below.
@@ -268,7 +276,7 @@ def main() -> None:
     parts = list(sets.values())
     conversations = sorted({rows[i]["group"] for i in sets["locomo"]})
     fold = {i: conversations.index(rows[i]["group"]) for i in sets["locomo"]}
-    fold |= runbook_folds(rows, sets["runbooks"])
+    fold |= runbook_folds(rows, sets["runbooks"], runbooks=args.runbooks)
     at_current = grid.index(current)
     replay = mean(recall(rows[i]["hybrid"], rows[i]["evidence"]) for i in sets["locomo"])
     fuse = search.fuse.inner if hasattr(search.fuse, "inner") else search.fuse

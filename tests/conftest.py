@@ -5,45 +5,15 @@ from __future__ import annotations
 import logging
 import uuid
 from collections import defaultdict
-from dataclasses import dataclass
 
 import pytest
-from django.contrib.auth import get_user_model
 
-from accounts.models import Account, ApiKey, Membership
-from accounts.principal import Principal, principal_from_key
-from accounts.services import api_key_create
-from memories.catalog.new_accounts import account_create
-
-
-@dataclass
-class Actor:
-    user: object
-    account: Account
-    key: ApiKey
-    plaintext: str
-
-    @property
-    def principal(self) -> Principal:
-        return principal_from_key(self.plaintext)
-
-    @property
-    def auth_header(self) -> dict[str, str]:
-        return {"HTTP_AUTHORIZATION": f"Bearer {self.plaintext}"}
-
-
-def make_user(username: str):
-    return get_user_model().objects.create_user(username=username, password="pw-" + username)
+from tests.factories import Actor, make_actor, make_member
 
 
 @pytest.fixture
 def alice(db) -> Actor:
-    user = make_user("alice")
-    account = account_create(owner=user, name="Alice's team")
-    key, plaintext = api_key_create(account=account, holder=user, name="laptop",
-                                    tool="claude-code")
-    return Actor(user, account, key, plaintext)
-
+    return make_actor("alice", account="Alice's team", key="laptop", tool="claude-code")
 
 
 @pytest.fixture
@@ -54,21 +24,15 @@ def staff_client(client, alice):
     client.force_login(alice.user)
     return client
 
+
 @pytest.fixture
 def bob(alice: Actor) -> Actor:
-    user = make_user("bob")
-    Membership.objects.create(user=user, account=alice.account, role=Membership.Role.MEMBER)
-    key, plaintext = api_key_create(account=alice.account, holder=user, name="bot",
-                                    tool="support-bot")
-    return Actor(user, alice.account, key, plaintext)
+    return make_member(alice.account, "bob", key="bot", tool="support-bot")
 
 
 @pytest.fixture
 def charlie(db) -> Actor:
-    user = make_user("charlie")
-    account = account_create(owner=user, name="Charlie's shop")
-    key, plaintext = api_key_create(account=account, holder=user, name="cli", tool="cursor")
-    return Actor(user, account, key, plaintext)
+    return make_actor("charlie", account="Charlie's shop", key="cli", tool="cursor")
 
 
 class _TracebackCatcher(logging.Handler):

@@ -19,6 +19,7 @@ from accounts.principal import principal_for_member, self_hosted_principal
 from accounts.sign_in_names import sign_in_name, user_for_sign_in, users_matching
 from accounts.team import invite
 from memories.catalog.new_accounts import account_create, local_owner_ensure
+from tests.factories import make_email_user, make_user
 from web.services import sign_up
 
 PW = "a long passphrase 42"
@@ -49,7 +50,7 @@ def ada(db):
 
 @pytest.fixture
 def bea(db):
-    user = get_user_model().objects.create_user(username=LEGACY, email=LEGACY, password=PW)
+    user = make_email_user(LEGACY, PW)
     return user, account_create(owner=user, name="Bea's")
 
 
@@ -157,7 +158,7 @@ def _reset_mails_the_owner(client, user, typed):
 
 
 def _invite_refuses_a_member(client, user, typed):
-    owner = get_user_model().objects.create_user(username="owner@example.com", password=PW)
+    owner = make_user("owner@example.com", password=PW)
     account = Account.objects.get(memberships__user=user)
     Membership.objects.create(user=owner, account=account, role=Membership.Role.OWNER)
     client.force_login(owner)
@@ -168,7 +169,7 @@ def _invite_refuses_a_member(client, user, typed):
 
 
 def _invitation_is_the_users(client, user, typed):
-    other = get_user_model().objects.create_user(username="cy@example.com", password=PW)
+    other = make_user("cy@example.com", password=PW)
     account = account_create(owner=other, name="Cy's")
     principal, role = principal_for_member(other, account.pk)
     invite(principal=principal, actor_role=role, email=ADA, role="member",

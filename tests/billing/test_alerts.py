@@ -10,7 +10,7 @@ from accounts.models import Membership
 from billing.models import Plan, UsagePeriod
 from echomem.errors import AllowanceExhausted
 from tests.billing.test_allowance import facts
-from tests.conftest import make_user
+from tests.factories import make_user
 from tools.calling import call_tool
 from tools.registry import TOOLS
 

@@ -7,18 +7,12 @@ import csv
 
 import pytest
 
-from accounts.principal import principal_from_key
-from accounts.services import api_key_create
-from tests.engine.conftest import Engine, fact, person
-from web.services import sign_up
+from tests.factories import Engine, fact, person, signed_up
 
 
 @pytest.mark.django_db(transaction=True)
 def test_filter_the_audit_log_export_it_and_verify_the_chain(live_server, page, visits):
-    user, account = sign_up(email="ada@example.com", password="a long passphrase 42")
-    _, plaintext = api_key_create(account=account, holder=user, name="laptop",
-                                  tool="claude-code")
-    agent = Engine(principal_from_key(plaintext))
+    agent = Engine(signed_up("ada@example.com").principal)
     agent.write(session_id="run-7", assume_new=True, entities=[person("Ada"), person("Grace")],
                 facts=[fact("Ada", "Grace", "mentors", "Ada mentors Grace")])
     agent.write(session_id="run-8", entities=[person("Ada"), person("Grace")],

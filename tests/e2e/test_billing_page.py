@@ -13,8 +13,7 @@ from accounts.services import api_key_create
 from billing.plans import month_of
 from memories.graph.services import memory_create
 from tests.billing.usage_rows import charge, plan, record, sell
-from tests.conftest import Actor
-from web.services import sign_up
+from tests.factories import Actor, signed_up
 
 # Busy weekdays, quiet weekends: a month that looks like a team's.
 DAY_UNITS = [260, 410, 380, 520, 470, 90, 40]
@@ -44,16 +43,13 @@ def _history(owner: Actor, colleague: Actor) -> None:
 def test_an_owner_reads_the_months_usage_and_the_plans(live_server, page, visits, settings):
     settings.STRIPE_SECRET_KEY = "sk_test_e2e"  # Stripe itself is not called on this page
     sell("pro", "price_pro_e2e")
-    user, account = sign_up(email="ada@example.com", password="a long passphrase 42")
-    key, plaintext = api_key_create(account=account, holder=user, name="laptop",
-                                    tool="claude-code")
-    bot, bot_plaintext = api_key_create(account=account, holder=user, name="support bot",
-                                        tool="support-bot")
-    owner, colleague = Actor(user, account, key, plaintext), Actor(user, account, bot,
-                                                                   bot_plaintext)
+    owner = signed_up("ada@example.com")
+    bot, bot_plaintext = api_key_create(account=owner.account, holder=owner.user,
+                                        name="support bot", tool="support-bot")
+    colleague = Actor(owner.user, owner.account, bot, bot_plaintext)
     _history(owner, colleague)
     free = plan("free").monthly_units
-    record(owner, free * 85 // 100 - _used(account), datetime.now(UTC), memory="default")
+    record(owner, free * 85 // 100 - _used(owner.account), datetime.now(UTC), memory="default")
 
     visits.goto(f"{live_server.url}/login/")
     page.get_by_label("Email").fill("ada@example.com")

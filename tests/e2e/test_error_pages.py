@@ -4,9 +4,9 @@ fault each show the site's layout (styled, with the nav) and a way on that works
 from __future__ import annotations
 
 import pytest
-from django.contrib.auth import get_user_model
 
 from accounts.models import Membership
+from tests.factories import make_email_user
 from web.services import sign_up
 
 
@@ -35,9 +35,7 @@ def test_missing_refused_and_expired_pages_are_in_the_layout_with_a_way_on(live_
     assert page.url == f"{url}/"
 
     _, account = sign_up(email="ada@example.com", password="a long passphrase 42")
-    bea = get_user_model().objects.create_user(username="bea@example.com",
-                                               email="bea@example.com",
-                                               password="a long passphrase 42")
+    bea = make_email_user("bea@example.com")
     Membership.objects.create(user=bea, account=account, role=Membership.Role.MEMBER)
     _sign_in(visits, page, url, "bea@example.com")
     visits.goto(f"{url}/memories/default/delete/", status=403)

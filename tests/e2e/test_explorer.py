@@ -5,21 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from accounts.principal import principal_from_key
-from accounts.services import api_key_create
-from tests.e2e.test_long_lists import _session_for
-from tests.engine.conftest import Engine, fact
+from tests.factories import Engine, fact, session_for, signed_up
 
 
 @pytest.mark.django_db(transaction=True)
 def test_search_finds_an_agents_fact_and_its_entity_episode_and_cause_chain(live_server, page,
                                                                           visits):
-    from web.services import sign_up
-
-    user, account = sign_up(email="ops@example.com", password="a long passphrase 42")
-    _, plaintext = api_key_create(account=account, holder=user, name="laptop",
-                                  tool="claude-code")
-    Engine(principal_from_key(plaintext)).write(
+    ops = signed_up("ops@example.com")
+    Engine(ops.principal).write(
         assume_new=True, session_id="incident-7",
         entities=[{"name": "Disk full", "type": "event"}, {"name": "Checkout outage",
                                                            "type": "event"},
@@ -28,7 +21,7 @@ def test_search_finds_an_agents_fact_and_its_entity_episode_and_cause_chain(live
                     "The full disk on db-2 caused the checkout outage", causal_hint="led_to"),
                fact("Checkout outage", "Refund wave", "caused",
                     "The checkout outage led to a wave of refunds", causal_hint="led_to")])
-    page.context.add_cookies([{"name": "sessionid", "value": _session_for(user),
+    page.context.add_cookies([{"name": "sessionid", "value": session_for(ops.user),
                                "url": live_server.url}])
 
     visits.goto(f"{live_server.url}/dashboard/")

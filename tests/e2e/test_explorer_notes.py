@@ -5,21 +5,15 @@ from __future__ import annotations
 
 import pytest
 
-from accounts.principal import principal_from_key
-from accounts.services import api_key_create
-from tests.e2e.test_long_lists import _session_for
+from tests.factories import session_for, signed_up
 from tools.calling import run_validated
 from tools.registry import TOOLS
 
 
 @pytest.mark.django_db(transaction=True)
 def test_notes_tab_search_and_note_page_with_history(live_server, page, visits):
-    from web.services import sign_up
-
-    user, account = sign_up(email="dev@example.com", password="a long passphrase 42")
-    _, plaintext = api_key_create(account=account, holder=user, name="laptop",
-                                  tool="claude-code")
-    principal = principal_from_key(plaintext)
+    dev = signed_up("dev@example.com")
+    principal = dev.principal
     first = {"title": "Chose Postgres over Mongo", "category": "decision",
              "what": "Orders live in Postgres", "why": "We need transactions across tables",
              "tags": ["db", "orders"], "related_files": ["orders/models.py"],
@@ -28,7 +22,7 @@ def test_notes_tab_search_and_note_page_with_history(live_server, page, visits):
     run_validated(principal, TOOLS["memory_save"], first)
     run_validated(principal, TOOLS["memory_save"], first | {
         "what": "Orders and payments live in Postgres"})
-    page.context.add_cookies([{"name": "sessionid", "value": _session_for(user),
+    page.context.add_cookies([{"name": "sessionid", "value": session_for(dev.user),
                                "url": live_server.url}])
 
     visits.goto(f"{live_server.url}/memories/default/")

@@ -4,10 +4,10 @@ and shows them 25 at a time with pages for the rest."""
 from __future__ import annotations
 
 import pytest
-from django.contrib.auth import get_user_model
 
 from accounts.services import api_key_create
 from memories.models import Memory
+from tests.factories import session_for
 from web.services import sign_up
 
 
@@ -19,7 +19,7 @@ def test_a_dashboard_with_many_memories_and_keys(live_server, page, visits):
     for n in range(27):
         api_key_create(account=account, holder=user, name=f"machine {n}",
                        tool=f"agent-with-a-longer-name-{n}")
-    page.context.add_cookies([{"name": "sessionid", "value": _session_for(user),
+    page.context.add_cookies([{"name": "sessionid", "value": session_for(user),
                                "url": live_server.url}])
     visits.goto(f"{live_server.url}/dashboard/")
     assert page.locator("[aria-labelledby=keys-heading] tbody tr").count() == 25
@@ -38,17 +38,3 @@ def test_a_dashboard_with_many_memories_and_keys(live_server, page, visits):
     visits.shoot()
     assert page.locator("[aria-labelledby=keys-heading] tbody tr").count() == 2
     assert page.get_by_text("project-29", exact=True).is_visible()  # the other list stays
-
-
-def _session_for(user) -> str:
-    from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
-    from django.contrib.sessions.backends.db import SessionStore
-
-    from accounts.backends import SIGN_IN_BACKEND
-
-    session = SessionStore()
-    session[SESSION_KEY] = str(user.pk)
-    session[BACKEND_SESSION_KEY] = SIGN_IN_BACKEND
-    session[HASH_SESSION_KEY] = get_user_model().objects.get(pk=user.pk).get_session_auth_hash()
-    session.save()
-    return session.session_key

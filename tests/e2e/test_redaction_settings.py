@@ -5,9 +5,9 @@ settings without a way to change them."""
 from __future__ import annotations
 
 import pytest
-from django.contrib.auth import get_user_model
 
 from accounts.models import Account, Membership
+from tests.factories import make_email_user
 from web.services import sign_up
 
 SECRET = "ghp_" + "x7Kq2Lm9Pz4Rt8Vw1Yb5Nc3Dh6Fj0Gs2Aq"
@@ -23,8 +23,7 @@ def sign_in(visits, page, url: str, email: str) -> None:
 @pytest.mark.django_db(transaction=True)
 def test_owner_previews_saves_patterns_and_a_member_reads_them(live_server, page, visits):
     _, account = sign_up(email="ada@example.com", password="a long passphrase 42")
-    member = get_user_model().objects.create_user(
-        username="bob@example.com", email="bob@example.com", password="a long passphrase 42")
+    member = make_email_user("bob@example.com")
     Membership.objects.create(user=member, account=account, role=Membership.Role.MEMBER)
 
     sign_in(visits, page, live_server.url, "ada@example.com")

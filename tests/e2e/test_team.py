@@ -9,15 +9,14 @@ import pytest
 from django.core import mail
 
 from accounts.models import ApiKey
-from accounts.services import api_key_create
-from web.services import sign_up
+from tests.factories import signed_up
 
 
 @pytest.mark.django_db(transaction=True)
 def test_owner_invites_a_member_who_joins_and_cannot_revoke_the_owners_key(
         live_server, page, visits):
-    owner, account = sign_up(email="ada@example.com", password="a long passphrase 42")
-    key, _ = api_key_create(account=account, holder=owner, name="laptop", tool="claude-code")
+    ada = signed_up("ada@example.com")
+    account, key = ada.account, ada.key
 
     visits.goto(f"{live_server.url}/login/")
     page.get_by_label("Email").fill("ada@example.com")

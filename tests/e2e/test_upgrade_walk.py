@@ -7,7 +7,6 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from accounts.services import api_key_create
 from billing.models import Plan
 from billing.plans import seed_plans
 from tests.billing.conftest import (  # noqa: F401 (fixtures)
@@ -17,8 +16,8 @@ from tests.billing.conftest import (  # noqa: F401 (fixtures)
     stripe_settings,
 )
 from tests.billing.stripe_stub import StripeStub
+from tests.factories import signed_up
 from web import billing as billing_pages
-from web.services import sign_up
 
 
 class Agent:
@@ -70,10 +69,7 @@ def test_a_free_account_out_of_units_upgrades_and_the_agent_goes_on(
     Plan.objects.filter(slug="free").update(monthly_units=3)
     Plan.objects.filter(slug="pro").update(
         stripe_price_id=stripe.create_price(name="Pro", amount_cents=2900))
-    user, account = sign_up(email="dana@example.com", password="a long passphrase 42")
-    _, plaintext = api_key_create(account=account, holder=user, name="laptop",
-                                  tool="claude-code")
-    agent = Agent(live_server.url, plaintext)
+    agent = Agent(live_server.url, signed_up("dana@example.com").plaintext)
 
     first = agent.call("write_episode", EPISODE)
     assert first["isError"] is False and first["units"] == 2

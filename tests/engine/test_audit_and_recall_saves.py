@@ -12,7 +12,7 @@ from audit.models import AuditEvent
 from audit.verify import audit_verify
 from echomem.errors import ValidationFailed
 from memories.models import RecallSave
-from tests.engine.conftest import Engine, fact, person
+from tests.factories import Engine, fact, person
 
 
 def write_some(engine: Engine, count: int, session: str = "s") -> list[str]:

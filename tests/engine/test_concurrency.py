@@ -8,7 +8,7 @@ import pytest
 from django.db import connection
 
 from memories.models import Entity, Fact
-from tests.engine.conftest import Engine, fact, person
+from tests.factories import Engine, fact, person
 from tools.calling import run_validated
 from tools.registry import TOOLS
 

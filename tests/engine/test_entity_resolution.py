@@ -6,7 +6,7 @@ import pytest
 
 from echomem.errors import ValidationFailed
 from memories.models import Entity, Fact
-from tests.engine.conftest import fact, person
+from tests.factories import fact, person
 
 
 def thing(name: str, kind: str = "service") -> dict[str, str]:

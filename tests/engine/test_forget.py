@@ -13,8 +13,16 @@ from audit.verify import audit_verify
 from echomem.errors import NotFound, ValidationFailed
 from memories.erasure.services import memory_delete
 from memories.graph.services import memory_create
-from memories.models import CorpusStat, Entity, Episode, Fact, RecallSave, TermStat
-from tests.engine.conftest import Engine, database_text, fact, person, pg_dump
+from memories.models import (
+    CorpusStat,
+    Entity,
+    Episode,
+    Fact,
+    RecallSave,
+    TermStat,
+)
+from tests.engine.conftest import database_text, pg_dump
+from tests.factories import Engine, fact, person
 from tools.calling import run_validated
 from tools.registry import TOOLS
 

@@ -16,7 +16,7 @@ from memories.search import candidates, freshness, indexing
 from memories.search.embeddings import get_embedder
 from memories.search.window import Window
 from tests import indexer_locks
-from tests.engine.conftest import Engine, fact, person
+from tests.factories import Engine, fact, person
 
 HIKE = fact("Alice", "Kyoto", "travelled_to", "Alice spent her spring holiday hiking near Kyoto")
 # Shares no word with HIKE (nor with its endpoints' names): only the vector can find it.

@@ -13,8 +13,8 @@ from echomem.errors import Forbidden, NotFound, ValidationFailed
 from memories.erasure.services import memory_delete
 from memories.graph.services import memory_create
 from memories.models import Entity, Fact, Memory, RecallSave
-from tests.engine.conftest import Engine, fact, person
 from tests.engine.conftest import pg_dump as _pg_dump
+from tests.factories import Engine, fact, person
 
 convert = importlib.import_module("memories.migrations.0008_audit_chain_format_2")
 # Words that appear only in the doomed memory, in each kind of text it holds.

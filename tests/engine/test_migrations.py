@@ -8,7 +8,7 @@ from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
 from memories.search.embeddings import get_embedder
-from tests.engine.conftest import Engine, fact, person
+from tests.factories import Engine, fact, person
 
 BEFORE = ("memories", "0006_indexer_queue_in_order")
 HALF_PRECISION = ("memories", "0007_half_precision_fact_embeddings")

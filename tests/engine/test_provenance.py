@@ -13,7 +13,7 @@ from accounts.principal import principal_from_key
 from accounts.services import api_key_create
 from echomem.errors import NotFound, ValidationFailed
 from memories.graph.services import memory_create
-from tests.engine.conftest import fact
+from tests.factories import fact
 from tools.calling import run_validated
 from tools.registry import TOOLS
 

@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from echomem.errors import ValidationFailed
 from memories.models import Fact
-from tests.engine.conftest import Engine, fact, person
+from tests.factories import Engine, fact, person
 
 TEAM = [person("Alice"), person("Bob"), {"name": "Postgres", "type": "database"},
         {"name": "Kyoto", "type": "city"}, {"name": "checkout", "type": "service"}]

@@ -17,7 +17,7 @@ from django.test.utils import CaptureQueriesContext
 from memories.models import Fact
 from memories.search import candidates, vector_params
 from memories.search.window import Window
-from tests.engine.conftest import Engine, fact, person
+from tests.factories import Engine, fact, person
 
 FACTS = 4000
 

@@ -18,7 +18,7 @@ from echomem.errors import NotFound
 from memories.erasure.repair import REPAIR_TOOL, repair_unreadable_dates
 from memories.graph.services import memory_create
 from memories.models import Fact
-from tests.engine.conftest import Engine, fact, person
+from tests.factories import Engine, fact, person
 
 YEAR_10000 = "9999-12-31T23:59:59-14:00"     # 10000-01-01 13:59:59 UTC
 YEAR_1_BC = "0001-01-01T00:00:00+14:00"      # 0001-12-31 10:00:00 UTC, 1 BC

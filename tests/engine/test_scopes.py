@@ -8,7 +8,7 @@ from accounts.principal import principal_from_key
 from accounts.services import api_key_create
 from echomem.errors import NotFound
 from memories.graph.services import memory_create
-from tests.engine.conftest import Engine, fact, person
+from tests.factories import Engine, fact, person
 
 
 def write_secret(engine: Engine, scope: str) -> dict:

@@ -19,7 +19,8 @@ from audit.verify import audit_verify
 from memories.erasure.services import memory_delete
 from memories.graph.services import memory_create
 from memories.models import Episode, Fact, RecallSave
-from tests.engine.conftest import Engine, database_text, fact, person
+from tests.engine.conftest import database_text
+from tests.factories import Engine, fact, person
 from tests.notes.secret_corpus import MISSED, SECRETS, secret_of
 
 BEFORE = ("memories", "0017_fact_first_pass_from_model")

@@ -6,7 +6,7 @@ import pytest
 
 from echomem.errors import ValidationFailed
 from memories.graph.causal import MAX_CHAINS
-from tests.engine.conftest import fact
+from tests.factories import fact
 
 
 def node(name: str) -> dict[str, str]:

@@ -17,8 +17,8 @@ from django.db import connection
 from django.utils import timezone
 
 from echomem.errors import ValidationFailed
-from tests.engine.conftest import Engine, fact, person
 from tests.engine.test_query_plans import graph, plan_of  # noqa: F401  (the 4,000-fact fixture)
+from tests.factories import Engine, fact, person
 from tests.mcp.conftest import Mcp
 
 PEOPLE = [person("Alice"), {"name": "Acme", "type": "company"},

@@ -9,7 +9,7 @@ from audit.models import AuditEvent
 from echomem.errors import NotFound, ValidationFailed
 from memories.graph.inputs import MAX_FACT_CHARS
 from memories.models import Entity, Episode, Fact
-from tests.engine.conftest import fact, person
+from tests.factories import fact, person
 
 ALICE_BOB = [person("Alice"), person("Bob")]
 

@@ -190,21 +190,3 @@ class Worker:
 @pytest.fixture
 def fleet(fleet_setup, fleet_database, servers, tmp_path) -> Fleet:  # noqa: F811
     return Fleet(fleet_setup, fleet_database, servers, tmp_path)
-
-
-def write_waiting_facts(actor, count: int, tag: str) -> list[str]:
-    """Facts written in process (the test database) that wait for their vectors: a test's
-    transaction never commits, so nothing is scheduled."""
-    from tools.calling import run_validated
-    from tools.registry import TOOLS
-
-    facts = [{"source": f"Pilot {tag} {i}", "target": f"Airfield {tag}",
-              "relation_type": "landed_at", "confidence": "extracted",
-              "fact": f"Pilot {tag} {i} landed the glider at the airfield in fog"}
-             for i in range(count)]
-    entities = [{"name": f"Pilot {tag} {i}", "type": "person"} for i in range(count)]
-    entities.append({"name": f"Airfield {tag}", "type": "place"})
-    reply = run_validated(actor.principal, TOOLS["write_episode"], {
-        "scope": "shared", "memory": "default", "assume_new": True,
-        "entities": entities, "facts": facts})
-    return [edge["fact_id"] for edge in reply["edges_created"]]

@@ -19,7 +19,7 @@ from echomem.celery import BEAT_SCHEDULE, app
 from mcp_gateway.models import McpSession, RateLimitHit
 from memories.models import EmbeddingModelState, Entity, Fact
 from memories.search import reembedding
-from tests.fleet.conftest import write_waiting_facts
+from tests.factories import write_waiting_facts
 
 # Every periodic task and the test below that shows it working.
 COVERED = {

@@ -9,7 +9,7 @@ from echomem.celery import app
 from memories.models import Fact
 from memories.search.indexing import CLAIM_IDS
 from memories.tasks import embed_facts
-from tests.fleet.conftest import write_waiting_facts
+from tests.factories import write_waiting_facts
 
 
 def test_a_task_is_acknowledged_after_it_ran_and_a_worker_takes_one_at_a_time():

@@ -12,16 +12,6 @@ def rest(client, actor, name: str, body: dict, **headers: str):
                        headers={"Authorization": f"Bearer {actor.plaintext}", **headers})
 
 
-def note(**extra) -> dict:
-    return {"title": "Switched to JWT auth", "category": "decision",
-            "what": "Replaced session cookies with JWT for stateless auth",
-            "why": "The mobile API needed stateless auth instead of sticky sessions",
-            "impact": "All endpoints now require a Bearer token",
-            "tags": ["auth", "jwt"], "related_files": ["src/auth.py"],
-            "details": "Options considered: cookies, JWT. Chose JWT.", "project": "api-server",
-            **extra}
-
-
 @pytest.fixture
 def agent(mcp_for, alice):  # noqa: F811
     return mcp_for(alice)

@@ -8,7 +8,8 @@ from audit.verify import audit_verify
 from memories.models import Note, NoteVersion, NoteWord
 from memories.search import indexing
 from tests.engine.conftest import database_text
-from tests.notes.conftest import note, rest
+from tests.factories import note
+from tests.notes.conftest import rest
 
 SECRET_WORDS = ("Frobnicator", "quasselbrook", "Plinthwave")
 

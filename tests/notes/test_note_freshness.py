@@ -9,7 +9,7 @@ from django.conf import settings as django_settings
 from memories.models import Note
 from memories.search import indexing
 from tests import indexer_locks
-from tests.notes.conftest import note
+from tests.factories import note
 
 # Shares no word with the note of tests/notes/conftest.py (its words: switched, jwt, auth,
 # replaced, session, cookies, stateless, mobile, api, sticky, endpoints, bearer, token...).

@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 from memories.models import Note, NoteVersion
-from tests.notes.conftest import note, rest
+from tests.factories import note
+from tests.notes.conftest import rest
 
 FULL = note()
 OTHERS = ["why", "impact", "tags", "category", "related_files", "details"]

@@ -10,7 +10,7 @@ from memories.search import candidates, indexing, note_words
 from memories.search.embeddings import get_embedder
 from memories.search.hybrid import Candidate
 from memories.search.note_words import WordMatch
-from tests.notes.conftest import note
+from tests.factories import note
 
 ENDS = (None, None)
 

@@ -8,7 +8,8 @@ from audit.models import AuditEvent
 from billing.models import Plan, UsagePeriod
 from memories.models import Note
 from memories.search import indexing
-from tests.notes.conftest import note, rest
+from tests.factories import note
+from tests.notes.conftest import rest
 
 
 def free_units(units: int) -> None:

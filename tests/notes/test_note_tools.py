@@ -6,7 +6,8 @@ import json
 
 from memories.models import Note, NoteVersion
 from memories.search import indexing
-from tests.notes.conftest import note, rest
+from tests.factories import note
+from tests.notes.conftest import rest
 
 
 def result(reply: dict) -> dict:

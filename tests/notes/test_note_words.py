@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from memories.models import Note, NoteWord
 from memories.search import indexing
-from tests.notes.conftest import note
+from tests.factories import note
 
 
 def words() -> set[str]:

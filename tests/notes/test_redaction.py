@@ -30,7 +30,7 @@ from redaction.redactor import (
 from redaction.regex_safety import backtracking_risk
 from redaction.secret_rules import EXCLUDED, HINTS, regex_plugins
 from tests.engine.conftest import database_text
-from tests.notes.conftest import note
+from tests.factories import note
 from tests.notes.secret_corpus import CUSTOM_PATTERN, MISSED, SECRETS, J, secret_of
 
 NOTE_FIELDS = ["title", "what", "why", "impact", "tags", "details", "related_files", "project"]

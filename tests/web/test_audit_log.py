@@ -18,8 +18,7 @@ from accounts.principal import Principal, principal_for_member
 from audit.chain import ACCOUNT_PARTITION, GENESIS, Change, record, seal
 from audit.models import AuditChainHead, AuditEvent
 from memories.models import Memory
-from tests.conftest import make_user
-from tests.engine.conftest import Engine, fact, person
+from tests.factories import Engine, fact, make_user, person
 
 
 def _account_event(actor, action: str, object_id: str = "1") -> None:

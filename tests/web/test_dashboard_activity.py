@@ -3,7 +3,7 @@ facts spared which other agent a re-explanation, only from what the person may s
 
 from __future__ import annotations
 
-from tests.engine.conftest import Engine, fact, person
+from tests.factories import Engine, fact, person
 
 
 def test_recall_saves_name_the_writing_and_the_reading_agent(client, alice, bob):

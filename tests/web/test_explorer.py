@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from echomem import bulk
 from memories.models import Entity, Episode, Fact, Memory
-from tests.engine.conftest import Engine, fact, person
+from tests.factories import Engine, fact, person
 from web.cause_diagram import NODE_HEIGHT, NODE_WIDTH, diagram
 
 

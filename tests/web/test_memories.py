@@ -8,7 +8,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from memories.models import Memory
-from tests.engine.conftest import Engine, fact, person
+from tests.factories import Engine, fact, person
 
 
 def test_a_memory_is_created_with_a_valid_name_and_refused_by_field_otherwise(client, alice):

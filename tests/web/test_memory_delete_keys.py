@@ -14,7 +14,7 @@ from audit.models import AuditEvent
 from echomem.errors import AuthenticationFailed, ValidationFailed
 from memories.erasure.services import KeysDecision, memory_delete
 from memories.models import Fact, Memory
-from tests.engine.conftest import Engine, fact, person
+from tests.factories import Engine, fact, person
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ from audit.models import AuditEvent
 from audit.verify import audit_verify
 from echomem.errors import NotFound
 from memories.models import Fact, Memory
-from tests.engine.conftest import Engine, fact, person
+from tests.factories import Engine, fact, person
 
 
 def _ada_mentors_grace(principal, memory: str | None = None) -> None:

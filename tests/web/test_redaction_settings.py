@@ -5,30 +5,25 @@ next to their field with the fix, nothing saved."""
 from __future__ import annotations
 
 import pytest
-from django.contrib.auth import get_user_model
 
 from accounts.models import Account, Membership
 from audit.models import AuditEvent
 from memories.catalog.new_accounts import account_create
+from tests.factories import make_email_user
 
 Role = Membership.Role
 URL = "/account/redaction/"
 SECRET = "sk-proj-Q7vX2mN9pL4kR8tY1wZ5aB3cD6eF0gH2jK4lM7nP9qR"
 
 
-def person(email: str):
-    return get_user_model().objects.create_user(username=email, email=email,
-                                                password="a long passphrase 42")
-
-
 @pytest.fixture
 def cast(db):
-    ada = person("ada@example.com")
+    ada = make_email_user("ada@example.com")
     account = account_create(owner=ada, name="Ada's lab")
-    grace, bob = person("grace@example.com"), person("bob@example.com")
+    grace, bob = make_email_user("grace@example.com"), make_email_user("bob@example.com")
     Membership.objects.create(user=grace, account=account, role=Role.ADMIN)
     Membership.objects.create(user=bob, account=account, role=Role.MEMBER)
-    eve = person("eve@example.com")
+    eve = make_email_user("eve@example.com")
     account_create(owner=eve, name="Eve's shop")
     return {"ada": ada, "grace": grace, "bob": bob, "eve": eve, "account": account}
 
@@ -115,7 +110,7 @@ def test_an_outsider_sees_only_their_own_account_and_no_account_is_a_404(client,
     client.post(URL, {"action": "save", "redaction_patterns": "EVE-[0-9]+"})
     assert settings_of(cast["account"]) == (True, ["ADA-[0-9]+"])
     assert Account.objects.get(name="Eve's shop").redaction_patterns == ["EVE-[0-9]+"]
-    client.force_login(person("nobody@example.com"))
+    client.force_login(make_email_user("nobody@example.com"))
     assert client.get(URL).status_code == 404
     client.logout()
     assert client.get(URL).status_code == 302  # to the sign-in page

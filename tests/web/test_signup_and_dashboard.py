@@ -7,6 +7,7 @@ from django.contrib.auth import get_user_model
 
 from accounts.models import Account, Membership
 from memories.models import Memory
+from tests.factories import make_user
 
 
 def test_signing_up_creates_the_user_an_owned_account_and_its_default_memory(client, db):
@@ -77,7 +78,7 @@ def test_people_sign_in_with_their_email_in_any_case(client, db):
 
 
 def test_a_person_in_no_account_is_told_what_to_do_not_given_an_error(client, db):
-    lonely = get_user_model().objects.create_user(username="lonely", password="pw-lonely-123")
+    lonely = make_user("lonely", password="pw-lonely-123")
     client.force_login(lonely)
     page = client.get("/dashboard/")
     assert page.status_code == 200

@@ -22,13 +22,10 @@ from audit.verify import audit_verify
 from echomem.errors import Forbidden, ValidationFailed
 from memories.catalog.new_accounts import account_create
 from memories.graph.selectors import get_audit_log
+from tests.factories import make_email_user
 
 Role = Membership.Role
 LINK = re.compile(r"https?://\S+/invitations/([\w-]+)/")
-
-
-def person(email: str, password: str = "a long passphrase 42"):
-    return get_user_model().objects.create_user(username=email, email=email, password=password)
 
 
 def join(user, account: Account, role: str) -> Membership:
@@ -45,7 +42,7 @@ def invite(owner, account: Account, email: str, role: str = Role.MEMBER) -> str:
 
 @pytest.fixture
 def ada(db):
-    user = person("ada@example.com")
+    user = make_email_user("ada@example.com")
     return user, account_create(owner=user, name="Ada's lab")
 
 
@@ -95,7 +92,7 @@ def test_a_new_person_signs_up_through_the_link_even_with_sign_up_closed(client,
 
 def test_an_existing_user_signs_in_then_accepts(client, ada):
     owner, account = ada
-    grace = person("grace@example.com")
+    grace = make_email_user("grace@example.com")
     token = invite(owner, account, "grace@example.com", Role.ADMIN)
     assert "Sign in to accept" in client.get(f"/invitations/{token}/").content.decode()
     client.force_login(grace)
@@ -141,7 +138,7 @@ def test_a_revoked_link_is_refused_and_a_new_invitation_replaces_the_old(client,
 def test_accepting_while_signed_in_with_another_email_is_refused(client, ada):
     owner, account = ada
     token = invite(owner, account, "grace@example.com")
-    mallory = person("mallory@example.com")
+    mallory = make_email_user("mallory@example.com")
     client.force_login(mallory)
     page = client.post(f"/invitations/{token}/")
     assert page.status_code == 404 and "sent to a different email" in page.content.decode()
@@ -152,7 +149,7 @@ def test_accepting_while_signed_in_with_another_email_is_refused(client, ada):
 
 @pytest.mark.django_db(transaction=True)
 def test_two_concurrent_accepts_of_one_link_cannot_both_succeed():
-    owner = person("ada@example.com")
+    owner = make_email_user("ada@example.com")
     account = account_create(owner=owner, name="Ada's lab")
     token = invite(owner, account, "grace@example.com")
     barrier, outcomes = threading.Barrier(2), []
@@ -184,7 +181,8 @@ def test_two_concurrent_accepts_of_one_link_cannot_both_succeed():
 @pytest.fixture
 def crew(db):
     """An account with two owners, two admins and a member, and two pending invitations."""
-    users = {name: person(f"{name}@example.com") for name in ("o1", "o2", "ad", "ad2", "me")}
+    users = {name: make_email_user(f"{name}@example.com")
+             for name in ("o1", "o2", "ad", "ad2", "me")}
     account = account_create(owner=users["o1"], name="Crew")
     join(users["o2"], account, Role.OWNER)
     join(users["ad"], account, Role.ADMIN)
@@ -244,7 +242,7 @@ ALLOWED = {
 def test_each_role_may_do_only_its_actions(crew, actor, action):
     users, account = crew
     if actor == "member":
-        users["member"] = person("plain@example.com")
+        users["member"] = make_email_user("plain@example.com")
         join(users["member"], account, Role.MEMBER)
     principal, role = principal_for_member(users[actor], account.pk)
     before = (list(Membership.objects.values_list("pk", "role").order_by("pk")),
@@ -274,7 +272,7 @@ def test_a_member_gets_403_from_every_team_change(client, crew):
 
 def test_the_last_owner_cannot_be_demoted_removed_or_leave(client, ada):
     owner, account = ada
-    second = person("grace@example.com")
+    second = make_email_user("grace@example.com")
     join(second, account, Role.OWNER)
     principal, _ = principal_for_member(second, account.pk)
     team.account_leave(principal=principal)  # one of two owners may leave
@@ -299,7 +297,7 @@ def test_the_last_owner_cannot_be_demoted_removed_or_leave(client, ada):
 
 def test_the_last_owner_cannot_be_removed_by_another_owner_who_is_leaving(ada):
     owner, account = ada
-    second = person("grace@example.com")
+    second = make_email_user("grace@example.com")
     join(second, account, Role.OWNER)
     principal, role = principal_for_member(second, account.pk)
     team.member_remove(principal=principal, actor_role=role,
@@ -365,7 +363,7 @@ def test_account_events_are_recorded_and_absent_from_get_audit_log(client, ada):
     token = invite(owner, account, "grace@example.com")
     invite(owner, account, "lin@example.com")
     client.post(f"/team/invitations/{Invitation.objects.get(email='lin@example.com').pk}/revoke/")
-    grace = person("grace@example.com")
+    grace = make_email_user("grace@example.com")
     team.accept(token=token, user=grace)
     member_id = _member(account, grace)
     client.post(f"/team/members/{member_id}/role/", {"role": "admin"})

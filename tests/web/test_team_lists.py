@@ -7,7 +7,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from accounts.models import Membership
-from tests.conftest import make_user
+from tests.factories import make_user
 
 
 def _join(account, first: int, count: int) -> None:

@@ -31,7 +31,7 @@ from accounts.models import Membership
 from accounts.team import invite
 from memories.graph.services import memory_create
 from memories.models import Entity
-from tests.engine.conftest import Engine, fact, person
+from tests.factories import Engine, fact, person
 from tests.routes import (
     HOSTILE,
     FieldsRead,

@@ -13,7 +13,7 @@ import re
 import pytest
 
 from memories.models import Fact
-from tests.engine.conftest import Engine, fact, person
+from tests.factories import Engine, fact, person
 from tests.web.test_security_headers import PAGES, _own
 
 INTERNAL = re.compile(r"\b(vectors?|partitions?|username|principal|cosine|embedding|"

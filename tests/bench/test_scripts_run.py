@@ -1,0 +1,192 @@
+"""Every script under bench/ still runs, at its smallest size (issue 38).
+
+Each script runs as docs/benchmarks.md runs it, `python bench/<name>.py`, in its own
+process with its own embedded PostgreSQL (bench/setup.py's `fresh_instance`), with the
+fewest sizes, queries, conversations and rounds its arguments allow, and must exit 0
+and print its figures (a named line or table row, not just any output). The figures
+themselves are not checked: at these sizes they mean nothing.
+
+Scripts run here: engine_perf, metering, storage (with --backup), freshness,
+first_pass (all three parts), first_pass_mixed, locomo, runbooks_quality,
+notes_quality, ranking_cv (--record), transport, scale then scale_recall on the box
+scale kept, and the two dataset checks notes_dataset and runbooks_dataset.
+
+Libraries, exercised through the scripts that import them:
+- corpus.py: engine_perf, metering, first_pass
+- setup.py: every script that starts a box
+- fusion.py: runbooks_quality, ranking_cv
+- notes_fusion.py: notes_quality
+- scale_corpus.py, scale_load.py: scale, scale_recall
+
+A new bench/*.py must join one of the two lists (test_every_bench_module_is_run_or_a_library).
+
+Inputs kept small: LoCoMo is five made-up conversations in LoCoMo's format
+(tests/bench/data/locomo_tiny.json; the dev set lives outside the repository and one of
+its conversations alone costs a minute), and the runbooks and notes sets are their first
+few records with the questions those answer (written to a temporary folder here).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+BENCH = ROOT / "bench"
+LOCOMO = Path(__file__).resolve().parent / "data" / "locomo_tiny.json"
+# Variables of the test process that must not reach a bench's own box.
+TEST_ONLY = ("DJANGO_SETTINGS_MODULE", "ECHO_MEMORY_EMBEDDED_DATABASE_URL", "SECRET_KEY",
+             "DATABASE_URL", "ECHO_MEMORY_HOME", "REDIS_URL", "CELERY_BROKER_URL")
+# A Redis database of its own for bench/scale.py, which empties it (the tests use 15).
+SCALE_REDIS_DB = 13
+
+LIBRARIES = {"corpus", "setup", "fusion", "notes_fusion", "scale_corpus", "scale_load"}
+
+NUMBER = r"[\d.,]+"
+# Each run: one or more steps (script, arguments, lines its output must hold), in order.
+# Arguments in braces are filled in by `inputs` below.
+RUNS: dict[str, list[tuple[str, list[str], list[str]]]] = {
+    "engine_perf": [("engine_perf", ["--sizes", "100", "--queries", "2", "--raw-sample", "20",
+                                     "--writers", "1"],
+                     [rf"^\s+100\s+{NUMBER}\s+{NUMBER}\s+{NUMBER}\s+{NUMBER}",
+                      rf"^indexer at 100: {NUMBER} facts/s"])],
+    "metering": [("metering", ["--facts", "100", "--queries", "2", "--episodes", "1"],
+                  [r"^graph: 100 facts; 2 queries and 1 episodes of 20 facts each way",
+                   rf"^query_memory metered / unmetered: p50 {NUMBER}x\s+p95 {NUMBER}x$",
+                   rf"^write_episode: unmetered {NUMBER} facts/s\s+metered {NUMBER} facts/s"])],
+    "storage": [("storage", ["--facts", "500", "--backup"],
+                 [r"^memories_fact\s+500\s",
+                  rf"^backup: {NUMBER} MB .* restore into a new embedded server: {NUMBER}s$"])],
+    "freshness": [("freshness", ["--episodes", "1", "--sizes", "1", "--load-fps", "20"],
+                   [r"^Freshness under a steady import by another account",
+                    rf"^\s+1\s+\d/1\s+{NUMBER}s\s+{NUMBER}s\s+{NUMBER} ms"])],
+    "first_pass": [("first_pass", ["--rounds", "1", "--facts", "20", "--episodes", "1"],
+                    [r"^1\. quality on runbooks \(\d+ facts, \d+ questions\)$",
+                     rf"^\s+calibration fitted here .* the product uses {NUMBER}, {NUMBER}$",
+                     rf"^\s+first pass off: {NUMBER} facts/s \(median {NUMBER}\)$",
+                     r"^\s+query budget 0 \(first pass only\): p50 \d+ ms, p95 \d+ ms, "
+                     r"target found by meaning \d/1$"])],
+    "first_pass_mixed": [("first_pass_mixed", ["--data", "{locomo}"],
+                          [r"^product \([\d.]+, [\d.]+\)(\s+\d\.\d{3}){5}$",
+                           r"^over every pair \([\d.]+, [\d.]+\)(\s+\d\.\d{3}){5}$"])],
+    "locomo": [("locomo", ["--data", "{locomo}"],
+                [r"^LoCoMo retrieval: 5 conversations, 30 turns, 20 questions",
+                 r"^overall\s+20(\s+\d\.\d{3}){12}$",
+                 r"^overall recall@10: text \d\.\d{3}, vector \d\.\d{3}, hybrid \d\.\d{3}$"])],
+    "runbooks_quality": [("runbooks_quality", ["--data", "{runbooks}"],
+                          [r"^Operations records: 40 facts, 20 questions;",
+                           r"^overall\s+20(\s+\d\.\d{3}){12}$"])],
+    "notes_quality": [("notes_quality", ["--data", "{notes}"],
+                       [r"^Note search quality: 8 notes \(brewcart\), 11 questions;",
+                        r"^overall\s+11(\s+\d\.\d{3}){12}$",
+                        r"^overall recall@5: text \d\.\d{3}, vector \d\.\d{3}, hybrid \d\.\d{3}"])],
+    "ranking_cv": [("ranking_cv", ["--record", "--data", "{locomo}", "--runbooks", "{runbooks}",
+                                   "--vary", "RRF_K"],
+                    [r"^recorded: 20 LoCoMo questions in 5 conversations, 20 runbooks "
+                     r"questions; 4 settings$",
+                     r"^chosen on all five folds: k=",
+                     r"^\s+runbooks\s+text \d\.\d{3}\s+vector \d\.\d{3}\s+hybrid: current"])],
+    "transport": [("transport", ["--facts", "500", "--calls", "2", "--clients", "1"],
+                   [rf"^\| query_memory \| HTTP /mcp, 1 client \| \d+ \| {NUMBER} \| {NUMBER} \|$",
+                    rf"^\| write_episode \| direct \(services\) \| \d+ \| {NUMBER} \| {NUMBER} \|$",
+                    r"^\| whole request: ping over /mcp .* \| \d+ \|$"])],
+    "scale": [("scale", ["--facts", "1000", "--real", "100", "--people", "20", "--queries", "2",
+                         "--write-seconds", "1", "--writers", "1", "--drain-seconds", "1",
+                         "--ef-search", "64", "--explain", "0", "--shared-buffers", "128MB",
+                         "--redis", "{redis}", "--keep", "{box}"],
+               [rf"^\| HTTP /mcp \(server embeds the question\) \| {NUMBER} \| "
+                rf"\*\*{NUMBER}\*\* \|$",
+                r"^\| 64( \(service\))? \| \d\.\d{3} \| \d+ \|",
+                rf"^\| 1 \| {NUMBER} \| {NUMBER} \| {NUMBER} \|"]),
+              ("scale_recall", ["{box}", "--questions", "2", "--people", "20", "--real", "100"],
+               [r"^2 questions, ef_search 64: recall@10 \d\.\d{3};"])],
+    "notes_dataset": [("notes_dataset", [],
+                       [r"^\d+ notes \(brewcart, tidewatch\), \d+ questions$",
+                        r"^questions sharing no content word with their evidence: "])],
+    "runbooks_dataset": [("runbooks_dataset", [],
+                          [r"^\d+ episodes, \d+ facts, \d+ questions$",
+                           r"^questions sharing no content word with their evidence: "])],
+}
+
+
+def test_every_bench_module_is_run_or_a_library():
+    modules = {path.stem for path in BENCH.glob("*.py")} - {"__init__"}
+    run = {script for steps in RUNS.values() for script, _, _ in steps}
+    assert modules - run - LIBRARIES == set(), "a bench script nobody runs: add it to RUNS"
+    assert (run | LIBRARIES) - modules == set(), "listed, but not under bench/"
+    runnable = {name for name in modules
+                if 'if __name__ == "__main__":' in (BENCH / f"{name}.py").read_text()}
+    assert runnable == run, "a library with a __main__ is a script: run it"
+
+
+def first_records(source: Path, target: Path, count: int, *, records: str, items: str,
+                  item_record: str) -> Path:
+    """The first `count` records of a set (episodes or notes), what belongs to them, and
+    the questions whose evidence they hold."""
+    target.mkdir()
+
+    def read(name: str) -> list[dict]:
+        return [json.loads(line) for line in (source / name).read_text().splitlines() if line]
+
+    def write(name: str, rows: list[dict]) -> None:
+        (target / name).write_text("".join(json.dumps(row) + "\n" for row in rows))
+
+    kept = read(records)[:count]
+    ids = {row["id"] for row in kept}
+    write(records, kept)
+    if items:
+        kept_items = [row for row in read(items) if row[item_record] in ids]
+        write(items, kept_items)
+        ids = {row["id"] for row in kept_items}
+    write("questions.jsonl", [q for q in read("questions.jsonl") if set(q["evidence"]) <= ids])
+    return target
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory) -> Iterator[dict[str, str]]:
+    folder = tmp_path_factory.mktemp("bench-inputs")
+    runbooks = first_records(BENCH / "data" / "runbooks", folder / "runbooks", 5,
+                             records="episodes.jsonl", items="facts.jsonl",
+                             item_record="episode")
+    notes = first_records(BENCH / "data" / "notes", folder / "notes", 8,
+                          records="notes.jsonl", items="", item_record="")
+    redis = urlsplit(os.environ["REDIS_URL"])  # the tests' Redis (tests/harness.py)
+    # Not under pytest's folder: the embedded server runs as another user, who may not
+    # enter it; bench/scale.py keeps its box here for bench/scale_recall.py.
+    box = tempfile.mkdtemp(prefix="echo-bench-scale-")
+    yield {"locomo": str(LOCOMO), "runbooks": str(runbooks), "notes": str(notes),
+           "redis": urlunsplit(redis._replace(path=f"/{SCALE_REDIS_DB}")), "box": box}
+    shutil.rmtree(box, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def bench_env(tmp_path_factory) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in TEST_ONLY}
+    # The vectors a script computes serve the next one here, and never a developer's cache.
+    env["ECHO_BENCH_CACHE"] = str(tmp_path_factory.mktemp("bench-cache"))
+    # The server and worker processes some scripts start import this checkout too.
+    env["PYTHONPATH"] = str(ROOT)
+    return env
+
+
+@pytest.mark.parametrize("run", RUNS)
+def test_script_runs_at_its_smallest_size(run, inputs, bench_env):
+    for script, arguments, lines in RUNS[run]:
+        argv = [sys.executable, str(BENCH / f"{script}.py"),
+                *(argument.format(**inputs) for argument in arguments)]
+        done = subprocess.run(argv, env=bench_env, cwd=ROOT, capture_output=True, text=True,
+                              timeout=600)
+        assert done.returncode == 0, f"{script} exited {done.returncode}:\n{done.stderr[-4000:]}"
+        for line in lines:
+            assert re.search(line, done.stdout, re.M), (
+                f"{script} did not print a line matching {line!r}:\n{done.stdout[-4000:]}")
