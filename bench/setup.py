@@ -110,9 +110,11 @@ def use_cached_embedder(*, queries_too: bool) -> CachedEmbedder:
     embedding the query is part of what it measures.
     """
     from memories.graph import resolution, selectors
-    from memories.search import embeddings, indexing
+    from memories.search import embeddings, reembedding, storing
 
     cached = CachedEmbedder(embeddings.get_embedder())
-    for module in (indexing, resolution, *((selectors,) if queries_too else ())):
+    # Every module that embeds stored text by the name it imported (the indexer stores
+    # through search/storing.py): one left out computes its vectors with the model.
+    for module in (storing, reembedding, resolution, *((selectors,) if queries_too else ())):
         module.get_embedder = lambda: cached
     return cached
