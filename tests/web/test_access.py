@@ -6,7 +6,7 @@ from __future__ import annotations
 from accounts.principal import principal_for_member
 from accounts.team import account_leave
 from memories.catalog.new_accounts import another_account_create
-from tests.conftest import make_user
+from tests.factories import make_user
 from web.access import CURRENT_ACCOUNT
 
 
