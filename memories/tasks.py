@@ -69,7 +69,10 @@ def _hold_if_asked(claimed: list[str]) -> None:
     if not folder:
         return
     folder = Path(folder)
-    (folder / f"held-{time.time_ns()}.json").write_text(
-        json.dumps({"facts": claimed, "pid": os.getpid()}))
+    # Written aside and renamed into place: the test polls for held-*.json and must never
+    # find the file before its contents.
+    name = f"held-{time.time_ns()}.json"
+    (folder / f".{name}").write_text(json.dumps({"facts": claimed, "pid": os.getpid()}))
+    (folder / f".{name}").rename(folder / name)
     while not (folder / "release").exists():
         time.sleep(0.05)
