@@ -91,12 +91,10 @@ class CachedEmbedder:
             self.misses += len(missing)
         return np.stack([self.store[k] for k in keys])
 
-    def embed_quick(self, texts):
-        # Not cached: it is what a query pays for a waiting fact, and stores nothing settled.
-        return self.inner.embed_quick(texts)
-
-    def warm_quick(self) -> None:
-        self.inner.warm_quick()
+    def __getattr__(self, name: str):
+        # Everything else is the model's own: the first-pass vectors (embed_quick, what a
+        # query pays for a waiting fact, stores nothing settled) and the tokenizer.
+        return getattr(self.inner, name)
 
     def save(self) -> None:
         keys = list(self.store)
@@ -109,12 +107,14 @@ def use_cached_embedder(*, queries_too: bool) -> CachedEmbedder:
     The vectors stay the model's; a speed benchmark keeps queries uncached, since
     embedding the query is part of what it measures.
     """
-    from memories.graph import resolution, selectors
-    from memories.search import embeddings, reembedding, storing
+    from memories.graph import selectors
+    from memories.search import embeddings
 
     cached = CachedEmbedder(embeddings.get_embedder())
-    # Every module that embeds stored text by the name it imported (the indexer stores
-    # through search/storing.py): one left out computes its vectors with the model.
-    for module in (storing, reembedding, resolution, *((selectors,) if queries_too else ())):
-        module.get_embedder = lambda: cached
+    # The process-wide embedder itself, so every module that asks for it (the indexer's
+    # storing, re-embedding, entity resolution, whatever imports it later) reads the cache;
+    # a speed benchmark's queries keep the model, by the name query_memory calls.
+    embeddings._embedder = cached
+    if not queries_too:
+        selectors.get_embedder = lambda: cached.inner
     return cached
