@@ -101,8 +101,3 @@ class RegionsCommand(BaseCommand):
         if not differing:
             self.stdout.write("The generated regions of the docs are up to date.")
 
-
-def command_over(regions: Callable[[], Sequence[Region]], help_text: str) -> type[BaseCommand]:
-    """A management command class checking or writing these regions."""
-    return type("Command", (RegionsCommand,), {"help": help_text,
-                                               "regions": lambda self: regions()})

@@ -25,6 +25,7 @@ id not found refuses the whole call before anything changes.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -53,8 +54,8 @@ class _Named:
 
 
 def forget(principal: Principal, *, scope: str, memory: str | None = None,
-           facts: list[uuid.UUID] = (), entities: list[uuid.UUID] = (),
-           episodes: list[uuid.UUID] = (), notes: list[str] = ()) -> dict[str, Any]:
+           facts: Sequence[uuid.UUID] = (), entities: Sequence[uuid.UUID] = (),
+           episodes: Sequence[uuid.UUID] = (), notes: Sequence[str] = ()) -> dict[str, Any]:
     """Erase what is named (note ids or 8+ character prefixes) and everything that goes with
     it, or nothing when any id is not found in this memory and scope."""
     named = _Named(list(facts), list(entities), list(episodes), list(notes))

@@ -1,9 +1,12 @@
 from __future__ import annotations
 
-from echomem.doc_regions import command_over
+from echomem.doc_regions import RegionsCommand
 from tools import docs
 
-Command = command_over(
-    lambda: docs.REGIONS,
-    "Check (--check) or rewrite (--write) the tool lists in docs/agents.md and docs/api.md "
-    "from the tool registry (tools/registry.py).")
+
+class Command(RegionsCommand):
+    help = ("Check (--check) or rewrite (--write) the tool lists in docs/agents.md and "
+            "docs/api.md from the tool registry (tools/registry.py).")
+
+    def regions(self):
+        return docs.REGIONS
