@@ -8,10 +8,12 @@ import itertools
 import json
 import uuid
 from datetime import UTC, datetime, timedelta
+from typing import Annotated
 
-from hypothesis import HealthCheck, assume, given
+from hypothesis import HealthCheck, assume, example, given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
+from pydantic import StringConstraints, TypeAdapter
 
 from agent_cli.config import Settings
 from agent_cli.remote import Remote
@@ -27,7 +29,16 @@ NONEMPTY = TEXT.filter(bool)
 TITLE = NONEMPTY.map(lambda text: text[:60])
 # Projects, tags and files as the server stores them: it strips the ends of every string.
 LABEL = st.lists(st.one_of(st.sampled_from(TRICKY), CHARS), min_size=1, max_size=12).map(
-    lambda parts: "".join(parts).strip()).filter(lambda label: label and label != NO_PROJECT)
+    lambda parts: as_stored("".join(parts))).filter(lambda label: label and label != NO_PROJECT)
+# The server strips the ends of strings by Unicode's White_Space (pydantic's
+# str_strip_whitespace), not by str.isspace, which also counts U+001C..U+001F.
+_SERVER_STRIP = TypeAdapter(Annotated[str, StringConstraints(strip_whitespace=True)])
+
+
+def as_stored(text: str) -> str:
+    return _SERVER_STRIP.validate_python(text)
+
+
 CATEGORY = st.sampled_from(["decision", "bug", "pattern", "learning", "context"])
 
 
@@ -95,11 +106,14 @@ def test_any_note_and_its_history_read_back_as_exported(tmp_path_factory, notes)
           suppress_health_check=[HealthCheck.function_scoped_fixture,
                                  HealthCheck.too_slow])
 @given(st.lists(content(), min_size=1, max_size=3), TITLE)
+# Found by the search once: a control character Python's strip() removes and the server keeps.
+@example(versions=[{"what": "[\x1f", "why": "", "impact": "", "details": "",
+                    "category": "context", "tags": [], "related_files": []}], title="0")
 def test_saved_notes_export_then_import_back_unchanged(box, server, alice, tmp_path_factory,
                                                        settings, versions, title):
     settings.RATE_LIMIT_PER_MINUTE = 100_000  # the limit is test_rate_limit_backoff.py's
     # What the server takes: it strips the ends of every string, and needs a title and what.
-    assume(title.strip() and all(version["what"].strip() for version in versions))
+    assume(as_stored(title) and all(as_stored(version["what"]) for version in versions))
     project = f"p-{uuid.uuid4().hex[:8]}"  # each example its own project on the live server
     with Remote(Settings(f"{server.url}/mcp", alice.plaintext, None)) as remote:
         for version in versions:
@@ -110,7 +124,7 @@ def test_saved_notes_export_then_import_back_unchanged(box, server, alice, tmp_p
     assert done.exit_code == 0, done.output
     [chain] = chains(read_vault(target).notes)
     assert [entry.arguments() for entry in chain] == expected(stored)
-    assert chain[-1].what == versions[-1]["what"].strip()  # as saved (the server strips ends)
+    assert chain[-1].what == as_stored(versions[-1]["what"])  # as saved
     done = box.run("import", "--vault", str(target), "--json")
     assert done.exit_code == 0, done.output
     report = json.loads(done.output[done.output.index("{"):])
