@@ -4,10 +4,12 @@ with the code on the admin's own sign-in form); one without a factor signs in as
 
 from __future__ import annotations
 
+from django import forms
 from django.contrib.admin import AdminSite
 from django_otp.admin import OTPAdminAuthenticationForm, OTPAdminSite
 
-from accounts.second_factors import has_factor
+from accounts.second_factors import has_factor, verify_code
+from echomem.errors import ValidationFailed
 
 
 class SecondFactorAdminForm(OTPAdminAuthenticationForm):
@@ -19,6 +21,14 @@ class SecondFactorAdminForm(OTPAdminAuthenticationForm):
         if user is not None and has_factor(user=user):
             self.clean_otp(user)
         return cleaned
+
+    def _verify_token(self, user, token, device=None):
+        # The site's own check: the app's code or a recovery code, whichever device was
+        # picked (a passkey signs in at the site's second step, then reaches the admin).
+        try:
+            return verify_code(user=user, code=token)
+        except ValidationFailed as refused:
+            raise forms.ValidationError(f"{refused.message}: {refused.fix}") from None
 
 
 class SecondFactorAdminSite(AdminSite):

@@ -125,9 +125,9 @@ def _clean_code(code: str, *, field: str = "code") -> str:
 
 
 @transaction.atomic
-def totp_confirm(*, user: Any, code: str) -> list[str]:
-    """Turn on the waiting app once its code checks out. Returns new recovery codes (to
-    show once) when the person had none, else []."""
+def totp_confirm(*, user: Any, code: str) -> tuple[TOTPDevice, list[str]]:
+    """Turn on the waiting app once its code checks out. Returns it, and new recovery codes
+    (to show once) when the person had none, else []."""
     cleaned = _clean_code(code)
     waiting = (TOTPDevice.objects.select_for_update().filter(user=user, confirmed=False)
                .order_by("-pk").first())
@@ -142,7 +142,7 @@ def totp_confirm(*, user: Any, code: str) -> list[str]:
     waiting.save(update_fields=["confirmed"])
     TOTPDevice.objects.filter(user=user, confirmed=False).delete()
     has_codes = StaticToken.objects.filter(device__user=user).exists()
-    return [] if has_codes else _new_recovery_codes(user)
+    return waiting, [] if has_codes else _new_recovery_codes(user)
 
 
 def _new_recovery_codes(user: Any) -> list[str]:
@@ -199,12 +199,20 @@ def passkey_name_check(name: str) -> str:
 
 
 @transaction.atomic
-def rename_passkey(*, user: Any, passkey_id: object, name: str) -> WebAuthnCredential:
-    name = passkey_name_check(name)
+def rename_passkey(*, user: Any, passkey_id: object, name: str | None) -> WebAuthnCredential:
+    """Name one of the person's passkeys; None keeps the name it has."""
+    checked = None if name is None else passkey_name_check(name)
     passkey = _passkey_of(user, passkey_id)
-    passkey.name = name
-    passkey.save(update_fields=["name"])
+    if checked is not None:
+        passkey.name = checked
+        passkey.save(update_fields=["name"])
     return passkey
+
+
+def recovery_codes_missing(*, user: Any) -> bool:
+    """A factor but no unused recovery code: the page offers (or makes) new ones."""
+    return has_factor(user=user) and not StaticToken.objects.filter(
+        device__user=user, device__confirmed=True).exists()
 
 
 APP, PASSKEY = "app", "passkey"

@@ -15,6 +15,7 @@ from echomem.db import startup_options
 from echomem.errors import ConfigurationError
 from echomem.home import echo_home, persistent_secret_key
 from echomem.ratelimit import parse_rate
+from echomem.second_factor_settings import *  # noqa: F403  two-factor sign-in's, and why
 
 env = environ.Env()
 
@@ -41,17 +42,6 @@ SELF_HOSTED = env.bool("ECHO_MEMORY_SELF_HOSTED", default=EMBEDDED_DATABASE)
 OPEN_SIGNUP = env.bool("ECHO_MEMORY_OPEN_SIGNUP", default=not SELF_HOSTED)
 LOGIN_URL = "web:login"
 LOGIN_REDIRECT_URL = "web:dashboard"
-# Second factors (docs/security.md, "Two-factor sign-in"). The authenticator app shows
-# this issuer beside the code.
-OTP_TOTP_ISSUER = "Echo Memory"
-# A passkey is a second factor only: the password comes first.
-OTP_WEBAUTHN_ALLOW_PASSWORDLESS_LOGIN = False
-OTP_WEBAUTHN_RP_NAME = "Echo Memory"
-# The relying party is the public URL's host (a passkey's cannot be an IP address); the
-# helper answers per request, these two are what the package's configuration check reads.
-OTP_WEBAUTHN_HELPER_CLASS = "accounts.passkeys.PasskeyHelper"
-OTP_WEBAUTHN_RP_ID_CALLABLE = "accounts.passkeys.relying_party_id"
-OTP_WEBAUTHN_ALLOWED_ORIGINS = [PUBLIC_URL or "http://localhost:8000"]
 LOGOUT_REDIRECT_URL = "web:login"
 # Team invitations: a link older than this is refused; the email goes out through Django's
 # mail backend (printed to the console unless a real backend is configured).
@@ -212,11 +202,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "bootstrap",
     "csp",
-    # Second factors (accounts/second_factors.py): TOTP, recovery codes, passkeys.
-    "django_otp",
-    "django_otp.plugins.otp_totp",
-    "django_otp.plugins.otp_static",
-    "django_otp_webauthn",
+    *SECOND_FACTOR_APPS,  # noqa: F405  django-otp, its plugins, django-otp-webauthn
     "accounts",
     "audit",
     "memories",
@@ -236,12 +222,8 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
-    # request.user.is_verified(): whether this session passed a second factor.
-    "django_otp.middleware.OTPMiddleware",
+    *SECOND_FACTOR_MIDDLEWARE,  # noqa: F405  is_verified(), then what a session owes
     "django.contrib.messages.middleware.MessageMiddleware",
-    # A session that owes a second factor (or its set-up) reaches only the pages that
-    # settle it (web/second_factor_gate.py); keys at /mcp and /api are not sessions.
-    "web.second_factor_gate.SecondFactorGate",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "csp.middleware.CSPMiddleware",
 ]

@@ -10,12 +10,14 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
+from django_otp import login as otp_login
 
 from accounts import second_factors
-from accounts.second_factors import APP, PASSKEY
+from accounts.second_factors import APP
 from echomem.errors import NotFound, ValidationFailed
 from web import shown_once
 from web.access import acting
+from web.passkey_urls import script_config
 from web.refusals import add_refusal, refusal_text
 from web.second_factor import next_of
 from web.second_factor_forms import CodeForm, PasskeyNameForm, RequirementForm
@@ -40,7 +42,7 @@ def security_context(request: HttpRequest, **more) -> dict:
                "team_rule": _team_rule(request),
                "must_set_up": not request.user.is_verified() and owed(request) == SET_UP,
                "name_form": PasskeyNameForm(), "requirement_form": RequirementForm(),
-               "next": next_of(request)}
+               "next": next_of(request), "passkey_config": script_config(request)}
     return {**context, **more}
 
 
@@ -69,11 +71,14 @@ def totp_setup(request: HttpRequest) -> HttpResponse:
     form = CodeForm(request.POST or None, help_text=APP_CODE_HELP)
     if request.method == "POST" and form.is_valid():
         try:
-            codes = second_factors.totp_confirm(user=request.user,
-                                                code=form.cleaned_data["code"])
+            app, codes = second_factors.totp_confirm(user=request.user,
+                                                     code=form.cleaned_data["code"])
         except ValidationFailed as refused:
             add_refusal(form, refused, "code")
         else:
+            # The code just typed is a second factor passed: this session goes on.
+            if not request.user.is_verified():
+                otp_login(request, app)
             if codes:
                 shown_once.keep(request, CODES, 0, " ".join(codes))
                 recheck(request)

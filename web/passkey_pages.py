@@ -14,8 +14,9 @@ from accounts import second_factor_policy, second_factors
 from accounts.second_factors import PASSKEY
 from accounts.team import Role
 from echomem.errors import Forbidden, NotFound, ValidationFailed
+from web import shown_once
 from web.access import Member, member
-from web.account_security import security_context
+from web.account_security import CODES, security_context
 from web.refusals import add_refusal
 from web.second_factor_forms import PasskeyForm, PasskeyNameForm, RequirementForm
 from web.second_factor_gate import recheck
@@ -35,7 +36,7 @@ def passkey_name(request: HttpRequest) -> HttpResponse:
     try:
         passkey = second_factors.rename_passkey(user=request.user,
                                                 passkey_id=form.cleaned_data["passkey"],
-                                                name=form.cleaned_data["name"])
+                                                name=form.cleaned_data["name"] or None)
     except NotFound as missing:
         raise Http404(missing.message) from None
     except ValidationFailed as refused:
@@ -43,6 +44,12 @@ def passkey_name(request: HttpRequest) -> HttpResponse:
         return _refused_here(request, name_form=form)
     recheck(request)
     messages.success(request, f"The passkey is called {passkey.name}.")
+    if second_factors.recovery_codes_missing(user=request.user):
+        # The first factor is a passkey (its ceremony answers its script, not a page):
+        # the recovery codes that come with a first factor are shown here, once.
+        codes = second_factors.recovery_codes_regenerate(user=request.user)
+        shown_once.keep(request, CODES, 0, " ".join(codes))
+        return redirect("web:recovery_codes")
     return redirect("web:account_security")
 
 

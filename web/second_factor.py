@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
-from django.shortcuts import redirect, render, resolve_url
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import render, resolve_url
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.cache import never_cache
@@ -14,6 +14,7 @@ from django_otp import login as otp_login
 
 from accounts.second_factors import factors_of, verify_code
 from echomem.errors import ValidationFailed
+from web.passkey_urls import script_config
 from web.refusals import add_refusal
 from web.second_factor_forms import CodeForm
 from web.second_factor_gate import recheck
@@ -27,7 +28,7 @@ def next_of(request: HttpRequest) -> str:
     wanted = request.POST.get("next") or request.GET.get("next") or ""
     safe = url_has_allowed_host_and_scheme(wanted, allowed_hosts={request.get_host()},
                                            require_https=request.is_secure())
-    if not safe or wanted.startswith(reverse("web:second_factor")) \
+    if not safe or not wanted.startswith("/") or wanted.startswith(reverse("web:second_factor")) \
             or any(ord(ch) < 32 for ch in wanted):
         return resolve_url(settings.LOGIN_REDIRECT_URL)
     return wanted
@@ -39,7 +40,7 @@ def next_of(request: HttpRequest) -> str:
 def second_factor(request: HttpRequest) -> HttpResponse:
     factors = factors_of(user=request.user)
     if request.user.is_verified() or not factors.any:
-        return redirect(next_of(request))
+        return HttpResponseRedirect(next_of(request))
     form = CodeForm(request.POST or None, help_text=CODE_HELP)
     if request.method == "POST" and form.is_valid():
         try:
@@ -49,6 +50,7 @@ def second_factor(request: HttpRequest) -> HttpResponse:
         else:
             otp_login(request, device)
             recheck(request)
-            return redirect(next_of(request))
+            return HttpResponseRedirect(next_of(request))
     return render(request, "web/second_factor.html", {
-        "form": form, "next": next_of(request), "factors": factors})
+        "form": form, "next": next_of(request), "factors": factors,
+        "passkey_config": script_config(request)})
