@@ -144,3 +144,16 @@ def test_the_owner_requires_a_factor_and_a_member_without_one_is_sent_to_set_it_
     bob_setup = client.get("/account/security/app/").content.decode()
     client.post("/account/security/app/", {"code": app_code(secret_on(bob_setup))})
     assert client.get("/dashboard/").status_code == 200
+
+
+def test_a_member_signed_in_before_the_rule_meets_it_at_the_next_look(client, alice, bob):
+    from web.second_factor_gate import OWED, RECHECK_SECONDS
+
+    client.force_login(bob.user)
+    assert client.get("/dashboard/").status_code == 200
+    Account.objects.filter(pk=alice.account.pk).update(require_second_factor=True)
+    assert client.get("/dashboard/").status_code == 200  # what the session owes is kept
+    session = client.session
+    session[OWED] = {**session[OWED], "at": session[OWED]["at"] - RECHECK_SECONDS - 1}
+    session.save()
+    assert client.get("/dashboard/")["Location"] == f"{PAGE}?next=%2Fdashboard%2F"
