@@ -249,18 +249,18 @@ def verify_code(*, user: Any, code: str) -> Device:
     works once. Each device slows down repeated wrong codes (django-otp's throttling: one
     second after a wrong code, then twice as long after each further one)."""
     cleaned = _clean_code(code)
-    waits: list[datetime] = []
+    throttled = False
     with transaction.atomic():
         kinds = [StaticDevice] if not cleaned.isdigit() else [TOTPDevice, StaticDevice]
         for kind in kinds:
             for device in kind.objects.devices_for_user(user, confirmed=True) \
                     .select_for_update():
-                allowed, why = device.verify_is_allowed()
+                allowed, _ = device.verify_is_allowed()
                 if not allowed:
-                    waits.append((why or {}).get("locked_until"))
+                    throttled = True
                 elif device.verify_token(cleaned):
                     return device
-    if waits:
+    if throttled:
         raise ValidationFailed("too many wrong codes in a row", field="code",
                                fix="wait a few seconds, then type the code your app shows "
                                    "now")

@@ -145,3 +145,19 @@ def test_the_rule_needs_an_owner_with_a_factor_and_is_audited(alice, bob):
     passkey_for(alice.user, "spare")
     factors.remove_factor(user=alice.user, kind=factors.APP)  # another factor remains
     assert factors.has_factor(user=alice.user)
+
+
+def test_the_relying_party_is_the_public_urls_host(rf, settings):
+    from accounts.passkeys import PasskeyHelper, relying_party_id
+
+    settings.PUBLIC_URL = ""
+    local = PasskeyHelper(rf.get("/", HTTP_HOST="localhost:8123"))
+    assert relying_party_id() == local.get_relying_party_domain() == "localhost"
+    assert local.get_allowed_origins() == ["http://localhost:8000", "http://localhost:8123"]
+    # An address is never a relying party: a page opened at 127.0.0.1 is not trusted.
+    assert PasskeyHelper(rf.get("/", HTTP_HOST="127.0.0.1:8123")).get_allowed_origins() == [
+        "http://localhost:8000"]
+    settings.PUBLIC_URL = "https://memory.example.com"
+    hosted = PasskeyHelper(rf.get("/", HTTP_HOST="memory.example.com"))
+    assert hosted.get_relying_party_domain() == "memory.example.com"
+    assert hosted.get_allowed_origins() == ["https://memory.example.com"]
