@@ -148,7 +148,7 @@ def test_the_rule_needs_an_owner_with_a_factor_and_is_audited(alice, bob):
 
 
 def test_the_relying_party_is_the_public_urls_host(rf, settings):
-    from accounts.passkeys import PasskeyHelper, relying_party_id
+    from accounts.passkeys import PasskeyHelper, public_url_is_an_address, relying_party_id
 
     settings.PUBLIC_URL = ""
     local = PasskeyHelper(rf.get("/", HTTP_HOST="localhost:8123"))
@@ -161,3 +161,7 @@ def test_the_relying_party_is_the_public_urls_host(rf, settings):
     hosted = PasskeyHelper(rf.get("/", HTTP_HOST="memory.example.com"))
     assert hosted.get_relying_party_domain() == "memory.example.com"
     assert hosted.get_allowed_origins() == ["https://memory.example.com"]
+    assert public_url_is_an_address() == []
+    settings.PUBLIC_URL = "http://127.0.0.1:8000"
+    warned, = public_url_is_an_address()
+    assert warned.id == "accounts.W001" and "127.0.0.1" in warned.msg
