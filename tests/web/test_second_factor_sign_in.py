@@ -139,3 +139,22 @@ def test_the_admin_without_a_factor_is_as_before(client, db):
     signed_in = client.post("/admin/login/", {"username": "root", "password": "pw-root"})
     assert signed_in.status_code == 302
     assert client.get("/admin/").status_code == 200
+
+
+def test_a_password_reset_does_not_skip_the_second_factor(client, db):
+    import re
+
+    from django.core import mail
+
+    client.post("/signup/", {"email": "ada@example.com", "password": "a long passphrase 42"})
+    ada = get_user_model().objects.get(username="ada@example.com")
+    app_on(ada)
+    mail.outbox.clear()
+    client.post("/password-reset/", {"email": "ada@example.com"})
+    path = re.search(r"http://testserver(/password-reset/[^/\s]+/[^/\s]+/)",
+                     mail.outbox[0].body)[1]
+    set_url = client.get(path, follow=True).redirect_chain[-1][0]
+    done = client.post(set_url, {"new_password1": "another passphrase 9",
+                                 "new_password2": "another passphrase 9"})
+    assert done.status_code == 302
+    assert client.get("/dashboard/")["Location"] == f"{SECOND}?next=%2Fdashboard%2F"
