@@ -14,6 +14,7 @@ import pytest
 
 from accounts.services import api_key_create
 from memories.graph.services import memory_create
+from tests.billing.usage_rows import charge
 from tests.tool_arguments import base_arguments, renamed
 from tools.calling import run_validated
 from tools.registry import TOOLS
@@ -120,3 +121,15 @@ def test_a_read_only_key_still_reads_usage_and_memories(alice, client):
     headers = {"Authorization": f"Bearer {plaintext}"}
     assert client.get("/api/v1/memories", headers=headers).status_code == 200
     assert client.get("/api/v1/usage", headers=headers).status_code == 200
+
+
+def test_the_usage_endpoint_shows_a_limited_key_only_its_memories(alice, client):
+    notes = memory_create(account_id=alice.account.pk, name="notes")
+    charge(alice, 30)
+    charge(alice, 12, memory="notes")
+    _, plaintext = api_key_create(account=alice.account, holder=alice.user, name="bot",
+                                  tool="bot", default_memory=notes, memories=[notes])
+    body = client.get("/api/v1/usage", headers={"Authorization": f"Bearer {plaintext}"}).json()
+    assert [share["name"] for share in body["by_memory"]] == ["notes"]
+    everything = client.get("/api/v1/usage", **alice.auth_header).json()
+    assert [share["name"] for share in everything["by_memory"]] == ["default", "notes"]

@@ -141,3 +141,16 @@ def test_rotating_without_grace_refuses_the_old_secret_at_once(client, alice):
 def test_the_rotate_page_needs_a_sign_in(client, alice):
     reply = client.get(f"/keys/{alice.key.pk}/rotate/")
     assert reply.status_code == 302 and "/login/" in reply["Location"]
+
+
+def test_moving_a_limited_key_off_a_deleted_memory_adds_the_chosen_one(client, alice):
+    support = memory_create(account_id=alice.account.pk, name="support")
+    wiki = memory_create(account_id=alice.account.pk, name="wiki")
+    key, plaintext = api_key_create(account=alice.account, holder=alice.user, name="bot",
+                                    tool="bot", default_memory=support, memories=[support])
+    client.force_login(alice.user)
+    gone = client.post("/memories/support/delete/", {
+        "confirm": "support", "keys_to": "to:wiki", "shown_keys": str(key.pk)})
+    assert gone.status_code == 302
+    principal = principal_from_key(plaintext)
+    assert principal.default_memory_id == wiki.pk and wiki.pk in principal.memory_ids
