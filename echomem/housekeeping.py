@@ -27,8 +27,6 @@ def run_once() -> None:
             job()
         except Exception:
             logger.exception("housekeeping job %s failed; it runs again in an hour", name)
-        finally:
-            connection.close()
 
 
 def start() -> threading.Event:
@@ -37,7 +35,10 @@ def start() -> threading.Event:
 
     def loop() -> None:
         while True:
-            run_once()
+            try:
+                run_once()
+            finally:
+                connection.close()  # not held between runs an hour apart
             if stopping.wait(INTERVAL_SECONDS):
                 return
 

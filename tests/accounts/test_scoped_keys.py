@@ -173,3 +173,18 @@ def test_nothing_reachable_with_a_key_makes_a_key(alice, client):
         client.post(path, data={"name": "x", "tool": "x"}, headers=headers)
     assert ApiKey.objects.count() == keys
     assert AuditEvent.objects.filter(action="key.created").count() == made
+
+
+def test_beat_and_the_single_boxs_housekeeping_both_send_the_expiry_mail(alice):
+    from accounts.tasks import mail_expiring_keys
+    from echomem import housekeeping
+    from echomem.celery import BEAT_SCHEDULE
+
+    assert BEAT_SCHEDULE["mail-expiring-keys"]["task"] == mail_expiring_keys.name
+    alice.user.email = "alice@example.com"
+    alice.user.save()
+    _key(alice, expires_at=timezone.now() + timedelta(days=3))
+    housekeeping.run_once()
+    assert mail_expiring_keys() == 0  # mailed once, whoever runs it next
+    housekeeping.run_once()
+    assert len(mail.outbox) == 1
