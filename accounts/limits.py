@@ -11,7 +11,6 @@ a signed-in person, and nothing a Bearer credential reaches calls api_key_create
 
 from __future__ import annotations
 
-import ipaddress
 from collections.abc import Iterable
 from datetime import UTC, datetime
 
@@ -51,18 +50,3 @@ def refuse_if_expired(expires_at: datetime | None, now: datetime) -> None:
             field="Authorization",
             fix="create a new key in the dashboard (with a later expiry date, or none) and "
                 "give it to the agent")
-
-
-def network_of(address: str | None) -> str:
-    """The network a request came from, as the keys page shows it: an IPv4 address's /24,
-    an IPv6 address's /48 (a home or office, not a person's exact address); '' if unknown."""
-    if not address:
-        return ""
-    try:
-        parsed = ipaddress.ip_address(address.split("%", 1)[0])
-    except ValueError:
-        return ""
-    if isinstance(parsed, ipaddress.IPv6Address) and parsed.ipv4_mapped:
-        parsed = parsed.ipv4_mapped
-    prefix = 24 if parsed.version == 4 else 48
-    return str(ipaddress.ip_network(f"{parsed}/{prefix}", strict=False))

@@ -13,7 +13,7 @@ from django.utils import timezone
 from accounts import key_cache, keys, limits
 from accounts.models import ApiKey, Membership
 from accounts.sign_in_names import user_for_sign_in
-from echomem.client_address import is_loopback
+from echomem.client_address import is_loopback, network_of
 from echomem.errors import AuthenticationFailed, ConfigurationError, NotFound
 
 # Writing last_used_at on every request would turn each read into a write.
@@ -139,7 +139,7 @@ def principal_from_key(plaintext: str, *, client_address: str | None = None,
             fix="use an active key, or create a new one in your dashboard",
         )
     limits.refuse_if_expired(key.expires_at, now)
-    _touch(prefix, key, now, limits.network_of(client_address))
+    _touch(prefix, key, now, network_of(client_address))
     return Principal(account_id=key.account_id, holder_id=key.holder_id, tool=key.tool,
                      key_id=key.id, default_memory_id=key.default_memory_id,
                      requests_per_minute=key.requests_per_minute, read_only=key.read_only,
