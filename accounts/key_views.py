@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from accounts.key_expiry import EXPIRY_WARNING
@@ -44,3 +45,11 @@ def keys_with_limits(principal: Principal, keys: Iterable[ApiKey], *,
                           and key.previous_secret_until > now else None),
         rotatable=key.holder_id == principal.holder_id,
     ) for key in keys]
+
+
+def keys_expiring_soon(keys: QuerySet[ApiKey], *, now: datetime | None = None) -> list[ApiKey]:
+    """Of `keys` (a list's whole query, not one page of it), those that expire within
+    EXPIRY_WARNING, soonest first: the page warns of each, whichever page lists it."""
+    now = now or timezone.now()
+    return list(keys.filter(expires_at__gt=now, expires_at__lte=now + EXPIRY_WARNING)
+                .order_by("expires_at", "pk"))

@@ -11,7 +11,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
 from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
 
-from accounts.key_views import keys_with_limits
+from accounts.key_views import keys_expiring_soon, keys_with_limits
 from accounts.selectors import listed_keys, own_live_key
 from accounts.services import api_key_create, api_key_revoke, revocable_key
 from accounts.team import Role
@@ -77,7 +77,7 @@ def dashboard(request: HttpRequest, me: Member) -> HttpResponse:
         "memory_page": memory_page, "key_page": key_page,
         "recent": audit_page(principal, role, AuditFilter(), size=RECENT_CHANGES).rows,
         "saves": recall_saves_this_month(principal),
-        "keys": keys, "keys_expiring": [row for row in keys if row.expires_soon],
+        "keys": keys, "keys_expiring": keys_expiring_soon(listed_keys(principal, role)),
         **connect_context(request),
     })
 

@@ -103,6 +103,7 @@ def test_rotating_shows_the_new_secret_once_and_keeps_the_old_for_the_grace(clie
     shown = client.get(rotated["Location"]).content.decode()
     new = SECRET.search(shown)[1]
     assert new != alice.plaintext and new.startswith(f"em_{alice.key.prefix}_")
+    assert "its old one keeps working until" in shown
     assert principal_from_key(new).key_id == principal_from_key(alice.plaintext).key_id
     assert "rotated; the old secret works until" in client.get("/dashboard/").content.decode()
     assert AuditEvent.objects.filter(action="key.rotated", object_id=str(alice.key.pk)).exists()
@@ -154,3 +155,34 @@ def test_moving_a_limited_key_off_a_deleted_memory_adds_the_chosen_one(client, a
     assert gone.status_code == 302
     principal = principal_from_key(plaintext)
     assert principal.default_memory_id == wiki.pk and wiki.pk in principal.memory_ids
+
+
+def test_the_expiry_warning_names_a_key_listed_on_a_later_page(client, alice):
+    soon, _ = api_key_create(account=alice.account, holder=alice.user, name="old ci",
+                             tool="ci", expires_at=timezone.now() + timedelta(days=2))
+    for number in range(25):  # newer keys fill the first page
+        api_key_create(account=alice.account, holder=alice.user, name=f"k{number}", tool="k")
+    client.force_login(alice.user)
+    page = client.get("/dashboard/").content.decode()
+    assert f"/keys/{soon.pk}/revoke/" not in page  # listed on page 2
+    assert f"em_{soon.prefix}_…</code> (old ci) expires on" in page
+
+
+def test_the_key_list_names_limited_memories_in_queries_that_do_not_grow(client, alice):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    support = memory_create(account_id=alice.account.pk, name="support")
+    client.force_login(alice.user)
+
+    def queries_with(keys: int) -> int:
+        for number in range(keys):
+            api_key_create(account=alice.account, holder=alice.user, name=f"k{number}",
+                           tool="k", read_only=True, default_memory=support,
+                           memories=[support], expires_at=timezone.now() + timedelta(days=3))
+        with CaptureQueriesContext(connection) as queries:
+            page = client.get("/dashboard/").content.decode()
+        assert "only <code>support</code>" in page
+        return len(queries)
+
+    assert queries_with(2) == queries_with(10)
