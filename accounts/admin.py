@@ -91,9 +91,13 @@ class ApiKeyAdmin(CheckedAutocomplete, admin.ModelAdmin):
                     "revoked_at"]
     list_filter = ["tool", ("revoked_at", admin.EmptyFieldListFilter)]
     search_fields = ["name", "prefix", "tool", "account__name", "holder__username"]
+    # A key's limits are chosen on the dashboard's key page and shown here; a key issued
+    # here has none.
     fields = ["account", "holder", "name", "tool", "default_memory", "requests_per_minute",
-              "prefix", "created_at", "last_used_at", "revoked_at"]
-    readonly_fields = ["prefix", "created_at", "last_used_at", "revoked_at"]
+              "prefix", "created_at", "last_used_at", "last_used_network", "read_only",
+              "memory_ids", "expires_at", "rotated_at", "revoked_at"]
+    readonly_fields = ["prefix", "created_at", "last_used_at", "last_used_network",
+                       "read_only", "memory_ids", "expires_at", "rotated_at", "revoked_at"]
     autocomplete_fields = ["account", "holder"]
     actions = ["revoke"]
     form = ApiKeyForm

@@ -30,6 +30,12 @@ class KeyRow:
     revoked: bool
     last_used_at: datetime | None
     requests_per_minute: int | None = None
+    # The key's limits (accounts/limits.py) and a rotation's old secret, as stored.
+    read_only: bool = False
+    memory_ids: frozenset[int] | None = None
+    expires_at: datetime | None = None
+    previous_secret_hash: str = ""
+    previous_secret_until: datetime | None = None
 
 
 _rows: ShortMemory[str, KeyRow] = ShortMemory(TTL_SECONDS, max_entries=10_000)

@@ -23,8 +23,9 @@ class IssuedKey:
     plaintext: str
 
 
-def issue() -> IssuedKey:
-    prefix = secrets.token_hex(6)
+def issue(prefix: str | None = None) -> IssuedKey:
+    """A new key; with `prefix`, a new secret for that key (a rotation)."""
+    prefix = prefix or secrets.token_hex(6)
     secret = secrets.token_urlsafe(32)
     return IssuedKey(prefix=prefix, secret_hash=hash_secret(secret),
                      plaintext=f"em_{prefix}_{secret}")

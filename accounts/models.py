@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from django.conf import settings
+from django.contrib.postgres.fields import ArrayField
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q
@@ -81,6 +82,22 @@ class ApiKey(models.Model):
         validators=[MinValueValidator(1), MaxValueValidator(KEY_RATE_MAX)],
         help_text="Requests per rolling minute for this key, /mcp and /api/v1 together, on a "
                   "self-hosted box. Empty: the box's default (240).")
+    # The key's limits (accounts/limits.py checks them on every call): read only; the
+    # memories it may use (None: every memory of the account; else its default is among
+    # them); the moment it stops working. Set at creation, carried over by a rotation.
+    read_only = models.BooleanField(default=False, editable=False)
+    memory_ids = ArrayField(models.BigIntegerField(), null=True, blank=True, editable=False)
+    expires_at = models.DateTimeField(null=True, blank=True, editable=False)
+    # Where the key was last used from (an IPv4 /24 or IPv6 /48), written with last_used_at.
+    last_used_network = models.CharField(max_length=64, blank=True, default="",
+                                         editable=False)
+    # A rotation's old secret, working until previous_secret_until (then it is dead).
+    previous_secret_hash = models.CharField(max_length=64, blank=True, default="",
+                                            editable=False)
+    previous_secret_until = models.DateTimeField(null=True, blank=True, editable=False)
+    rotated_at = models.DateTimeField(null=True, blank=True, editable=False)
+    # When the holder was mailed that the key expires within a week (once per key).
+    expiry_mailed_at = models.DateTimeField(null=True, blank=True, editable=False)
 
     class Meta:
         verbose_name = "API key"

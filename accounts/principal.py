@@ -5,15 +5,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 from django.conf import settings
 from django.utils import timezone
 
-from accounts import key_cache, keys
+from accounts import key_cache, keys, limits
 from accounts.models import ApiKey, Membership
 from accounts.sign_in_names import user_for_sign_in
-from echomem.client_address import is_loopback
+from echomem.client_address import is_loopback, network_of
 from echomem.errors import AuthenticationFailed, ConfigurationError, NotFound
 
 # Writing last_used_at on every request would turn each read into a write.
@@ -32,6 +32,12 @@ class Principal:
     default_memory_id: int | None = None
     # The key's own requests a minute, set by a self-hosted box's operator; None: the plan's.
     requests_per_minute: int | None = None
+    # Limits (accounts/limits.py), a key's or a grant's: no tool that writes, erases or
+    # records; only these memories (None: every memory of the account; else the default
+    # memory is among them); refused from this moment on.
+    read_only: bool = False
+    memory_ids: frozenset[int] | None = None
+    expires_at: datetime | None = None
 
     @property
     def solo_prefix(self) -> str:
@@ -80,7 +86,7 @@ def principal_from_authorization(header: str | None, *,
     for resolver in _RESOLVERS:
         if resolver.claims(token):
             return resolver.resolve(token)
-    return principal_from_key(token)
+    return principal_from_key(token, client_address=client_address)
 
 
 @dataclass(frozen=True)
@@ -109,7 +115,10 @@ def unregister_bearer_resolver(name: str) -> None:
     _RESOLVERS[:] = [known for known in _RESOLVERS if known.name != name]
 
 
-def principal_from_key(plaintext: str) -> Principal:
+def principal_from_key(plaintext: str, *, client_address: str | None = None,
+                       now: datetime | None = None) -> Principal:
+    """The key's Principal, with its limits; refused when the key is unknown, revoked,
+    expired, or an old secret past its rotation's grace. `now` is for tests at a boundary."""
     parsed = keys.parse(plaintext)
     if parsed is None:
         raise AuthenticationFailed(
@@ -117,8 +126,9 @@ def principal_from_key(plaintext: str) -> Principal:
             field="Authorization", fix="copy the whole key, as shown when it was created",
         )
     prefix, secret = parsed
+    now = now or timezone.now()
     key = key_cache.get(prefix) or _read_key(prefix)
-    if key is None or not keys.secret_matches(secret, key.secret_hash):
+    if key is None or not _secret_accepted(key, secret, now):
         raise AuthenticationFailed(
             "the API key is not valid", field="Authorization",
             fix="create a new key in your dashboard; keys are shown only once",
@@ -128,32 +138,54 @@ def principal_from_key(plaintext: str) -> Principal:
             "the API key was revoked", field="Authorization",
             fix="use an active key, or create a new one in your dashboard",
         )
-    _touch(prefix, key)
+    limits.refuse_if_expired(key.expires_at, now)
+    _touch(prefix, key, now, network_of(client_address))
     return Principal(account_id=key.account_id, holder_id=key.holder_id, tool=key.tool,
                      key_id=key.id, default_memory_id=key.default_memory_id,
-                     requests_per_minute=key.requests_per_minute)
+                     requests_per_minute=key.requests_per_minute, read_only=key.read_only,
+                     memory_ids=key.memory_ids, expires_at=key.expires_at)
+
+
+def _secret_accepted(key: key_cache.KeyRow, secret: str, now: datetime) -> bool:
+    """The current secret; or, inside a rotation's grace, the one it replaced. An old
+    secret past its grace is refused saying so (it is not merely unknown)."""
+    if keys.secret_matches(secret, key.secret_hash):
+        return True
+    if not key.previous_secret_hash or not keys.secret_matches(secret,
+                                                               key.previous_secret_hash):
+        return False
+    if key.previous_secret_until is not None and now < key.previous_secret_until:
+        return True
+    raise AuthenticationFailed(
+        "this key was rotated: its old secret stopped working at "
+        f"{key.previous_secret_until.astimezone(UTC):%Y-%m-%d %H:%M} UTC", field="Authorization",
+        fix="use the new secret shown when the key was rotated, or rotate it again in the "
+            "dashboard")
+
+
+_KEY_COLUMNS = ("id", "account_id", "holder_id", "tool", "secret_hash", "default_memory_id",
+                "revoked_at", "last_used_at", "requests_per_minute", "read_only", "memory_ids",
+                "expires_at", "previous_secret_hash", "previous_secret_until")
 
 
 def _read_key(prefix: str) -> key_cache.KeyRow | None:
     """The key's row from the database, kept a moment for the next request."""
-    found = ApiKey.objects.filter(prefix=prefix).values_list(
-        "id", "account_id", "holder_id", "tool", "secret_hash", "default_memory_id",
-        "revoked_at", "last_used_at", "requests_per_minute").first()
+    found = ApiKey.objects.filter(prefix=prefix).values(*_KEY_COLUMNS).first()
     if found is None:
         return None
-    key_id, account_id, holder_id, tool, secret_hash, memory_id, revoked_at, used, rate = found
-    row = key_cache.KeyRow(id=key_id, account_id=account_id, holder_id=holder_id, tool=tool,
-                           secret_hash=secret_hash, default_memory_id=memory_id,
-                           revoked=revoked_at is not None, last_used_at=used,
-                           requests_per_minute=rate)
+    memory_ids = found.pop("memory_ids")
+    row = key_cache.KeyRow(
+        **{name: value for name, value in found.items()
+           if name not in ("revoked_at", "last_used_at")},
+        revoked=found["revoked_at"] is not None, last_used_at=found["last_used_at"],
+        memory_ids=None if memory_ids is None else frozenset(memory_ids))
     key_cache.put(prefix, row)
     return row
 
 
-def _touch(prefix: str, key: key_cache.KeyRow) -> None:
-    now = timezone.now()
+def _touch(prefix: str, key: key_cache.KeyRow, now: datetime, network: str) -> None:
     if key.last_used_at is None or now - key.last_used_at >= LAST_USED_RESOLUTION:
-        ApiKey.objects.filter(pk=key.id).update(last_used_at=now)
+        ApiKey.objects.filter(pk=key.id).update(last_used_at=now, last_used_network=network)
         key_cache.touched(prefix, now)
 
 

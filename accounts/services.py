@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from datetime import datetime
+
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import models, transaction
@@ -16,9 +19,11 @@ from echomem.errors import Forbidden, NotFound, ValidationFailed
 # A key's default memory is the engine's Memory; tenancy imports no engine, so it is typed
 # as a model here.
 def api_key_check(
-    *, account: Account, holder: AbstractBaseUser, tool: str, default_memory: models.Model | None
+    *, account: Account, holder: AbstractBaseUser, tool: str, default_memory: models.Model | None,
+    memories: Sequence[models.Model] | None = None, expires_at: datetime | None = None,
 ) -> None:
-    """The rules a key request must meet; forms call this to show errors before saving."""
+    """The rules a key request must meet; forms call this to show errors before saving.
+    `memories` limits the key to those memories (None: every one), its default among them."""
     if not Membership.objects.filter(account=account, user=holder).exists():
         raise ValidationFailed("the key holder is not a member of this account", field="holder",
                                fix="add the user to the account first")
@@ -28,25 +33,56 @@ def api_key_check(
     if not tool.strip():
         raise ValidationFailed("a key needs a tool label", field="tool",
                                fix="name the agent that will use it, e.g. claude-code")
+    if memories is not None:
+        if not memories:
+            raise ValidationFailed("a key limited to memories needs at least one",
+                                   field="memories",
+                                   fix="tick the memories the key may use, or none for all")
+        if any(memory.account_id != account.pk for memory in memories):
+            raise ValidationFailed("a chosen memory belongs to another account",
+                                   field="memories", fix="pick memories of this account")
+        if default_memory is None or default_memory.pk not in {m.pk for m in memories}:
+            raise ValidationFailed(
+                "the key's default memory must be one of the memories it may use",
+                field="default_memory",
+                fix="pick the default among the ticked memories (calls that name no memory "
+                    "go there)")
+    if expires_at is not None and expires_at <= timezone.now():
+        raise ValidationFailed("the expiry date has passed", field="expires_on",
+                               fix="pick a date after today, or none for a key that does "
+                                   "not expire")
 
 
 @transaction.atomic
 def api_key_create(
     *, account: Account, holder: AbstractBaseUser, name: str, tool: str,
     default_memory: models.Model | None = None, actor_id: int | None = None,
+    read_only: bool = False, memories: Sequence[models.Model] | None = None,
+    expires_at: datetime | None = None,
 ) -> tuple[ApiKey, str]:
-    """Issue a key; the plaintext is returned here once and never stored. `actor_id` is who
-    issued it when not the holder (an admin in the admin site)."""
-    api_key_check(account=account, holder=holder, tool=tool, default_memory=default_memory)
+    """Issue a key, with its limits (accounts/limits.py); the plaintext is returned here once
+    and never stored. `actor_id` is who issued it when not the holder (an admin in the admin
+    site). The one place a key is made: a person does it, never a key (DESIGN: a key never
+    creates keys or grants)."""
+    api_key_check(account=account, holder=holder, tool=tool, default_memory=default_memory,
+                  memories=memories, expires_at=expires_at)
     tool = tool.strip()
     issued = keys.issue()
     key = ApiKey.objects.create(
         account=account, holder=holder, name=name.strip() or tool, tool=tool,
         prefix=issued.prefix, secret_hash=issued.secret_hash, default_memory=default_memory,
+        read_only=read_only, expires_at=expires_at,
+        memory_ids=None if memories is None else sorted({m.pk for m in memories}),
     )
     account_event(account_id=account.pk, actor_id=actor_id or holder.pk, action="key.created",
-                  object_id=key.pk, after=_key_summary(key))
+                  object_id=key.pk, after={**_key_summary(key), **key_limits(key)})
     return key, issued.plaintext
+
+
+def key_limits(key: ApiKey) -> dict[str, object]:
+    """A key's limits as the audit log records them."""
+    return {"read_only": key.read_only, "memory_ids": key.memory_ids,
+            "expires_at": key.expires_at.isoformat() if key.expires_at else None}
 
 
 @transaction.atomic
@@ -110,7 +146,10 @@ def api_key_move(*, key: ApiKey, to: models.Model, actor_id: int | None, why: st
     memories = ApiKey._meta.get_field("default_memory").related_model
     before = (memories.objects.filter(pk=key.default_memory_id).values_list("name", flat=True)
               .first())
-    ApiKey.objects.filter(pk=key.pk).update(default_memory=to)
+    # A key limited to memories keeps its default among them: the person chose `to`.
+    if key.memory_ids is not None and to.pk not in key.memory_ids:
+        key.memory_ids = sorted({*key.memory_ids, to.pk})
+    ApiKey.objects.filter(pk=key.pk).update(default_memory=to, memory_ids=key.memory_ids)
     key.default_memory = to
     account_event(account_id=key.account_id, actor_id=actor_id, action=KEY_DEFAULT_MOVED,
                   object_id=key.pk, after={**_key_summary(key), "from": before,

@@ -15,6 +15,7 @@ from rest_framework.response import Response
 
 from api.schema import ERROR_RESPONSES
 from billing.usage import Amount, Share, summary_of, usage_report
+from memories.graph.selectors import memory_list
 
 
 class UsageSummaryOut(BaseModel):
@@ -69,7 +70,8 @@ class UsageOut(BaseModel):
                                             "zero-filled.")
     monthly: list[MonthOut] = Field(description="The last 12 months, this one included, "
                                                 "oldest first, zero-filled.")
-    by_memory: list[ShareOut] = Field(description="This month, most units first.")
+    by_memory: list[ShareOut] = Field(description="This month, most units first; for a key "
+                                                  "limited to some memories, only those.")
     by_key: list[KeyShareOut] = Field(description="This month, most units first.")
     by_tool: list[ToolShareOut] = Field(description="This month, most units first.")
 
@@ -98,10 +100,14 @@ def usage(request: Request) -> Response:
     12, and per memory, key and tool this month: the figures of the billing page. Asking
     costs no units (it is one request against the key's rate limit)."""
     report = usage_report(request.auth.account_id)
+    by_memory = report.by_memory
+    if request.auth.memory_ids is not None:  # a key limited to memories sees only theirs
+        mine = {memory.name for memory in memory_list(request.auth)}
+        by_memory = [s for s in by_memory if s.state == "active" and s.name in mine]
     return Response(UsageOut(
         metered=report.metered, summary=UsageSummaryOut(**summary_of(report.standing)),
         daily=[_day(d) for d in report.daily], monthly=[_month(m) for m in report.monthly],
-        by_memory=[_share(s) for s in report.by_memory],
+        by_memory=[_share(s) for s in by_memory],
         by_key=[KeyShareOut(prefix=s.prefix, agent=s.detail, **_share(s).model_dump())
                 for s in report.by_key],
         by_tool=[ToolShareOut(tool=s.name, units=s.units, percent=s.percent)

@@ -46,6 +46,8 @@ BEAT_SCHEDULE = {
                            "schedule": timedelta(minutes=5)},
     "retry-billing-events": {"task": "billing.tasks.retry_failed_events",
                              "schedule": timedelta(minutes=30)},
+    "mail-expiring-keys": {"task": "accounts.tasks.mail_expiring_keys",
+                           "schedule": timedelta(hours=1)},
 }
 app.conf.beat_schedule = BEAT_SCHEDULE
 

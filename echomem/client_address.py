@@ -44,6 +44,16 @@ def client_key(meta: dict) -> str:
     return str(ip)
 
 
+def network_of(address: str | None) -> str:
+    """The network an address (as client_address gives it) belongs to, as the keys page
+    shows a key's last use: an IPv4 address's /24, an IPv6 address's /48 (a home or an
+    office, not a person's exact address); '' when there is no address."""
+    ip = _parsed(address or "")
+    if ip is None:
+        return ""
+    return str(ipaddress.ip_network(f"{ip}/{24 if ip.version == 4 else 48}", strict=False))
+
+
 def is_loopback(address: str | None) -> bool:
     """Whether the address (as client_address gives it) is this machine."""
     ip = _parsed(address or "")

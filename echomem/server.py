@@ -199,6 +199,10 @@ def _start_worker_services(worker) -> None:
         from memories.search.indexing import background
 
         background()
+    if not settings.CELERY_BROKER_URL:  # no beat: this worker runs the periodic jobs
+        from echomem import housekeeping
+
+        housekeeping.start()
 
 
 def _stop_worker_services(arbiter, worker) -> None:

@@ -7,6 +7,7 @@ from typing import Any
 
 from django.core.serializers.json import DjangoJSONEncoder
 
+from accounts.limits import refuse_if_read_only
 from accounts.principal import Principal
 from accounts.redaction_settings import redactor_for
 from echomem import log_context, metrics
@@ -28,6 +29,7 @@ def call_tool(principal: Principal, tool: Tool, arguments: dict[str, Any] | None
     `redacted` reports how many secrets were replaced."""
     log_context.bind(tool=tool.name)
     with metrics.tool_call(tool.name):
+        obey_limits(principal, tool)
         args = parse(tool.args, context.fill(tool.context_defaults, arguments))
         args, redacted = free_text.redacted(redactor_for(principal.account_id), args)
         with timeouts_refused():
@@ -44,4 +46,13 @@ def run_validated(principal: Principal, tool: Tool, arguments: dict[str, Any]) -
     """The tool's handler on validated arguments, as in-process code calls it (benchmarks,
     the backup drill, tests): no redaction, no metrics, no JSON round trip, so the reply
     keeps its Python values (datetimes, UUIDs)."""
+    obey_limits(principal, tool)
     return tool.run(principal, parse(tool.args, arguments))
+
+
+def obey_limits(principal: Principal, tool: Tool) -> None:
+    """The principal's limits that a tool's contract decides (accounts/limits.py): a
+    read-only key calls no tool that writes, erases or records. The memory a call may use
+    is checked where its memory is resolved (memories.graph.selectors.memory_for)."""
+    if tool.writes:
+        refuse_if_read_only(principal, tool=tool.name)

@@ -52,6 +52,12 @@ class Tool:
     # (memory_search's list); structuredContent always carries the whole object.
     text_from: str | None = None
 
+    @property
+    def writes(self) -> bool:
+        """Writes, erases or records (its annotations say so): what a read-only key may not
+        call (accounts/limits.py)."""
+        return not self.read_only or self.destructive or bool(self.audits)
+
     def text(self, output: dict[str, Any]) -> str:
         shown = output if self.text_from is None else output[self.text_from]
         return json.dumps(shown, ensure_ascii=False)

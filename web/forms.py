@@ -1,9 +1,13 @@
 from __future__ import annotations
 
+from datetime import UTC, date, datetime, time
+
 from django import forms
 from django.contrib.auth import get_user_model, password_validation
 from django.contrib.auth.forms import AuthenticationForm, UsernameField
+from django.utils import timezone
 
+from accounts.key_rotation import GRACE_PERIODS
 from accounts.sign_in_names import FoldedEmailField
 from memories.erasure.services import KeysDecision
 from memories.models import MEMORY_NAME_RULE, memory_name_validator
@@ -42,9 +46,49 @@ class NewKeyForm(forms.Form):
         queryset=None, required=False, empty_label="the account's default",
         help_text="Where the agent reads and writes when it names no memory.")
 
+    read_only = forms.BooleanField(
+        label="Read only", required=False,
+        help_text="Tools that write, erase or record (write_episode, memory_save, forget, "
+                  "record_recall_save) are refused; searches and reads work.")
+    memories = forms.ModelMultipleChoiceField(
+        queryset=None, required=False, widget=forms.CheckboxSelectMultiple,
+        label="Memories it may use",
+        help_text="Tick none for every memory of the account (also ones made later). When "
+                  "you tick some, the default memory must be one of them.")
+    expires_on = forms.DateField(
+        label="Expires on", required=False, widget=forms.DateInput(attrs={"type": "date"}),
+        error_messages={"invalid": "Enter a date as YYYY-MM-DD, e.g. 2027-01-31."},
+        help_text="The key stops working at 00:00 UTC that day; its holder is mailed a week "
+                  "before. Leave empty for a key that does not expire.")
+
     def __init__(self, *args, memories, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["default_memory"].queryset = memories
+        self.fields["memories"].queryset = memories
+
+    def clean_expires_on(self):
+        day = self.cleaned_data.get("expires_on")
+        if day is not None and not timezone.now().date() < day < date(9999, 1, 1):
+            raise forms.ValidationError("Pick a date after today (and before year 9999), or "
+                                        "leave it empty for a key that does not expire.")
+        return day
+
+    def limits(self) -> dict:
+        """The key's limits as api_key_create takes them."""
+        chosen, day = self.cleaned_data["memories"], self.cleaned_data["expires_on"]
+        return {"read_only": self.cleaned_data["read_only"],
+                "memories": list(chosen) if chosen else None,
+                "expires_at": (datetime.combine(day, time.min, tzinfo=UTC)
+                               if day is not None else None)}
+
+
+class RotateKeyForm(forms.Form):
+    grace = forms.ChoiceField(
+        label="The old secret keeps working for", initial="1d",
+        choices=[(name, label) for name, (label, _) in GRACE_PERIODS.items()],
+        error_messages={"invalid_choice": "Choose one of the listed grace periods."},
+        help_text="Time to give the agent its new secret; after that, the old one is refused. "
+                  "Choose none if the old secret may have leaked.")
 
 
 class NewMemoryForm(forms.Form):

@@ -11,6 +11,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
 from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
 
+from accounts.key_views import keys_expiring_soon, keys_with_limits
 from accounts.selectors import listed_keys, own_live_key
 from accounts.services import api_key_create, api_key_revoke, revocable_key
 from accounts.team import Role
@@ -67,6 +68,7 @@ def dashboard(request: HttpRequest, me: Member) -> HttpResponse:
         request.GET.get("memories"))
     key_page = Paginator(listed_keys(principal, role), LIST_PAGE).get_page(
         request.GET.get("keys"))
+    keys = keys_with_limits(principal, key_page.object_list)
     return render(request, "web/dashboard.html", {
         "account": me.account, "role": role,
         "may_delete": role in MAY_DELETE,
@@ -75,7 +77,7 @@ def dashboard(request: HttpRequest, me: Member) -> HttpResponse:
         "memory_page": memory_page, "key_page": key_page,
         "recent": audit_page(principal, role, AuditFilter(), size=RECENT_CHANGES).rows,
         "saves": recall_saves_this_month(principal),
-        "keys": key_page.object_list,
+        "keys": keys, "keys_expiring": keys_expiring_soon(listed_keys(principal, role)),
         **connect_context(request),
     })
 
@@ -87,12 +89,16 @@ def key_new(request: HttpRequest, me: Member) -> HttpResponse:
         return render(request, "web/verify_first.html", status=403)
     form = NewKeyForm(request.POST or None, memories=account_memories(me.principal.account_id))
     if request.method == "POST" and form.is_valid():
-        key, plaintext = api_key_create(
-            account=me.account, holder=request.user,
-            name=form.cleaned_data["name"], tool=form.cleaned_data["tool"],
-            default_memory=form.cleaned_data["default_memory"])
-        shown_once.keep(request, "api_key", key.pk, plaintext)
-        return redirect("web:key_created", key_id=key.pk)
+        try:
+            key, plaintext = api_key_create(
+                account=me.account, holder=request.user,
+                name=form.cleaned_data["name"], tool=form.cleaned_data["tool"],
+                default_memory=form.cleaned_data["default_memory"], **form.limits())
+        except ValidationFailed as refused:
+            add_refusal(form, refused)
+        else:
+            shown_once.keep(request, "api_key", key.pk, plaintext)
+            return redirect("web:key_created", key_id=key.pk)
     return render(request, "web/key_new.html", {"form": form})
 
 

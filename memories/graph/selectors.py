@@ -16,6 +16,7 @@ import numpy as np
 from django.conf import settings
 from django.db import connection, transaction
 
+from accounts.limits import may_use_memory, memory_refusal
 from accounts.models import Account
 from accounts.principal import Principal
 from audit.models import AuditEvent
@@ -34,7 +35,11 @@ CANDIDATES_PER_RETRIEVER = 50
 
 
 def memory_list(principal: Principal) -> list[Memory]:
-    return list(Memory.objects.filter(account_id=principal.account_id).order_by("name"))
+    """The account's memories the principal may use (a key limited to some: those)."""
+    memories = Memory.objects.filter(account_id=principal.account_id)
+    if principal.memory_ids is not None:
+        memories = memories.filter(pk__in=principal.memory_ids)
+    return list(memories.order_by("name"))
 
 
 _MEMORY_FIELDS = ["id", "account_id", "name"]
@@ -66,9 +71,11 @@ def memory_for(principal: Principal, name: str | None = None) -> Memory:
                         f"FROM {Memory._meta.db_table} m WHERE m.account_id = %s AND {which}",
                         [principal.account_id, *params])
     if rows:
-        return Memory.from_db(connection.alias, _MEMORY_FIELDS, rows[0])
-    memories = Memory.objects.filter(account_id=principal.account_id)
-    existing = sorted(memories.values_list("name", flat=True))
+        memory = Memory.from_db(connection.alias, _MEMORY_FIELDS, rows[0])
+        if not may_use_memory(principal, memory.pk):
+            raise memory_refusal(principal, (m.name for m in memory_list(principal)))
+        return memory
+    existing = [memory.name for memory in memory_list(principal)]
     wanted = _shown(name) if name else "the account's default"
     listed = ", ".join(existing) if existing else "none yet"
     raise NotFound(

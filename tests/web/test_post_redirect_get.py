@@ -54,6 +54,8 @@ NOT_CREATES = {
     "keys/<int:key_id>/created/": "the GET a key's creation redirects to",
     "memories/<str:name>/delete/": "deletes", "memories/<str:name>/rename/": "changes",
     "memories/<str:name>/make-default/": "changes", "keys/<int:key_id>/revoke/": "revokes",
+    "keys/<int:key_id>/rotate/": "a new secret for the same key (no new row), shown on the "
+    "page it redirects to",
     "account/delete/": "deletes", "memories/<str:name>/": "a page",
     "memories/<str:name>/entities/<uuid:entity_id>/": "a page",
     "memories/<str:name>/episodes/<uuid:episode_id>/": "a page",

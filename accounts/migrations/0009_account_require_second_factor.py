@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('accounts', '0007_apikey_requests_per_minute'),
+        ('accounts', '0008_apikey_limits'),
     ]
 
     operations = [
