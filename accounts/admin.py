@@ -6,6 +6,7 @@ from django.contrib import admin, messages
 from django.contrib.auth import get_user_model
 from django.utils import timezone
 
+from accounts import second_factor_admin  # noqa: F401  (people's factors, list and delete)
 from accounts.models import Account, ApiKey, Membership
 from accounts.services import (
     api_key_check,

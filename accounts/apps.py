@@ -4,3 +4,10 @@ from django.apps import AppConfig
 class AccountsConfig(AppConfig):
     name = "accounts"
     verbose_name = "Accounts and API keys"
+
+    def ready(self) -> None:
+        from django.core import checks
+
+        from accounts.passkeys import public_url_is_an_address
+
+        checks.register(public_url_is_an_address)

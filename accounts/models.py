@@ -27,6 +27,8 @@ class Account(models.Model):
     # the account's own regexes are checked by redaction.check_user_patterns when saved.
     redact_secrets = models.BooleanField(default=True)
     redaction_patterns = models.JSONField(default=list, blank=True)
+    # Every member signs in with a second factor (accounts/second_factor_policy.py).
+    require_second_factor = models.BooleanField(default=False)
 
     def __str__(self) -> str:
         return self.name

@@ -15,6 +15,7 @@ from echomem.db import startup_options
 from echomem.errors import ConfigurationError
 from echomem.home import echo_home, persistent_secret_key
 from echomem.ratelimit import parse_rate
+from echomem.second_factor_settings import *  # noqa: F403  two-factor sign-in's, and why
 
 env = environ.Env()
 
@@ -201,6 +202,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "bootstrap",
     "csp",
+    *SECOND_FACTOR_APPS,  # noqa: F405  django-otp, its plugins, django-otp-webauthn
     "accounts",
     "audit",
     "memories",
@@ -220,6 +222,7 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    *SECOND_FACTOR_MIDDLEWARE,  # noqa: F405  is_verified(), then what a session owes
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "csp.middleware.CSPMiddleware",

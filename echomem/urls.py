@@ -3,11 +3,14 @@ from django.templatetags.static import static
 from django.urls import include, path, re_path
 from django.views.generic import RedirectView
 
+from accounts.admin_site import SecondFactorAdminSite
 from api.errors import not_found as api_not_found
 from echomem import views
 from web.limits import SIGN_IN, limited
 
 handler400 = "echomem.views.bad_request"
+# The admin follows the site's sign-in rules: a second factor where the person has one.
+admin.site.__class__ = SecondFactorAdminSite
 admin.site.site_header = "Echo Memory administration"
 admin.site.site_title = "Echo Memory"
 
@@ -27,6 +30,8 @@ urlpatterns = [
     path("admin/login/", limited(*SIGN_IN)(admin.site.login)),
     path("admin/", admin.site.urls),
     path("billing/stripe/", include("billing.urls")),
+    # Passkeys' browser ceremonies (django-otp-webauthn's views; JSON, for its script).
+    path("account/security/webauthn/", include("web.passkey_urls")),
     path("", include("web.urls")),
     # Everything else under /api answers in the API's shape, not with an HTML page (and
     # not with Django's redirect to an added slash).

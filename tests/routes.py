@@ -35,8 +35,9 @@ HOSTILE: dict[str, tuple[str | bytes, ...]] = {
     "non-UTF-8": (b"\xff\xfe\xc3(",),
 }
 _PLAIN_SPELLINGS = ("x", "/x", "1")
-# Where a refusal must be JSON: the agents' doors and Stripe's webhook.
-JSON_PREFIXES = ("/mcp", "/api/", "/api", "/billing/stripe/")
+# Where a refusal must be JSON: the agents' doors, Stripe's webhook, and the passkey
+# ceremonies the security and second-step pages' script calls (web/passkey_urls.py).
+JSON_PREFIXES = ("/mcp", "/api/", "/api", "/billing/stripe/", "/account/security/webauthn/")
 
 
 def json_door(path: str) -> bool:

@@ -6,3 +6,7 @@ class WebConfig(AppConfig):
 
     default_auto_field = "django.db.models.BigAutoField"
     name = "web"
+
+    def ready(self) -> None:
+        # What a session owes is worked out at every sign-in (a signal receiver there).
+        from web import second_factor_gate  # noqa: F401

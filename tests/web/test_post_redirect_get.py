@@ -70,6 +70,14 @@ NOT_CREATES = {
     "accounts/switch/": "changes the session", "billing": "a page", "billing/": "a redirect",
     "billing/checkout/": "sends to Stripe's page", "billing/portal/": "sends to Stripe's page",
     "docs/": "a page", "docs/<slug:page>/": "a page", "account/": "renames",
+    # Two-factor sign-in: each POST redirects, and what it makes that is secret (the
+    # recovery codes) is shown on the GET once (tests/web/test_account_security_page.py).
+    "login/second-factor/": "signs in (the second step)", "account/security/": "a page",
+    "account/security/app/": "turns the app on; its recovery codes shown once after",
+    "account/security/app/remove/": "removes", "account/security/passkeys/remove/": "removes",
+    "account/security/recovery-codes/": "replaces the codes; shown once on the GET",
+    "account/security/passkeys/name/": "names a passkey the browser made",
+    "account/security/requirement/": "changes a setting",
     # (the sign-in branch adds it: the page its sign-up form redirects to)
     "signup/sent/": "a notice",
 }
