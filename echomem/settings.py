@@ -169,6 +169,9 @@ ECHO_MEMORY_INDEXING = env.str(
 # How many earlier facts of the same episode are embedded with each fact
 # (memories/search/storing.py).
 ECHO_MEMORY_EMBED_CONTEXT = env.int("ECHO_MEMORY_EMBED_CONTEXT", default=2)
+# The longest line `echo-memory import` and the import pages read, in bytes
+# (memories/portability/reading.py); a record with its vector is about 8 KB.
+ECHO_MEMORY_IMPORT_LINE_BYTES = env.int("ECHO_MEMORY_IMPORT_LINE_BYTES", default=1024 * 1024)
 # Read-your-writes: query_memory embeds up to this many of its best candidates that still
 # wait for their vector, as many as this long covers (memories/search/freshness.py rescore_waiting).
 ECHO_MEMORY_QUERY_EMBED_FACTS = env.int("ECHO_MEMORY_QUERY_EMBED_FACTS", default=4)
