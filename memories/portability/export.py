@@ -192,7 +192,7 @@ def _recall_save(row: dict[str, Any]) -> dict[str, Any]:
 def _floats(vector: Any) -> list[float] | None:
     if vector is None:
         return None
-    values = vector.to_list() if hasattr(vector, "to_list") else vector.tolist()
+    values = vector.to_list() if hasattr(vector, "to_list") else vector
     return [float(value) for value in values]
 
 

@@ -56,7 +56,7 @@ OptionalTime = Annotated[datetime | None, AfterValidator(_utc)]
 
 
 def _text(most: int, least: int = 0, description: str = "") -> Any:
-    return Field(min_length=least, max_length=most, description=description)
+    return Field(min_length=least, max_length=most, description=description or None)
 
 
 def _finite(values: list[float] | None) -> list[float] | None:
