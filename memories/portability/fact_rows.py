@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from django.db import connection
+from django.utils import timezone
 
 from echomem import bulk
 from memories.core import limits
@@ -129,15 +130,31 @@ def _same(here: tuple, row: dict) -> bool:
 
 
 def _insert(rows: list[dict], history: History) -> None:
+    """Store the rows; a live one whose edge an agent made live meanwhile (the partial unique
+    index says so) is stored as history instead, as if it had met that edge here."""
     if not rows:
         return
-    bulk.execute(*bulk.insert_statement(Fact, rows))
+    live = [row for row in rows if row["superseded_at"] is None]
+    if live:
+        sql, params = bulk.insert_statement(Fact, live)
+        stored = {found[0] for found in bulk.execute(
+            f"{sql} ON CONFLICT (memory_id, partition, source_id, target_id, relation_type) "
+            "WHERE superseded_at IS NULL DO NOTHING RETURNING id", params)}
+        raced = [row for row in live if row["id"] not in stored]
+        for row in raced:
+            row["superseded_at"] = max(timezone.now(), row["created_at"])
+        if raced:
+            bulk.execute(*bulk.insert_statement(Fact, raced))
+    tried = {row["id"] for row in live}
+    history_rows = [row for row in rows if row["id"] not in tried]
+    if history_rows:
+        bulk.execute(*bulk.insert_statement(Fact, history_rows))
     history.created.update(row["id"] for row in rows)
-    stored = [row["id"] for row in rows if row["embedding"] is not None]
+    vectors = [row["id"] for row in rows if row["embedding"] is not None]
     history.waiting.extend(row["id"] for row in rows if row["embedding"] is None)
-    if stored:
+    if vectors:
         with connection.cursor() as cursor:
-            storing.count_terms(cursor, stored)
+            storing.count_terms(cursor, vectors)
 
 
 def link_history(known: Known, history: History) -> int:
