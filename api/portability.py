@@ -4,6 +4,7 @@ Thin: the engine's portability services do the work and decide who may."""
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.http import StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -13,7 +14,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from api.schema import ERROR_RESPONSES
-from echomem.errors import ValidationFailed
+from echomem.errors import PayloadTooLarge, ValidationFailed
 from memories.portability.export import export_memory
 from memories.portability.import_ import import_memory
 from memories.portability.reading import bounded_lines
@@ -93,6 +94,19 @@ def import_view(request: Request, name: str) -> Response:
         raise ValidationFailed(f"Content-Type {media[:60]!r} is not an export file",
                                field="Content-Type", fix=f"send the file as {NDJSON}")
     dry_run = flag(request, "dry_run")
+    _refuse_long_chunked(request)
     report = import_memory(principal=request.auth, memory=name, dry_run=dry_run,
                            lines=bounded_lines(request._request))
     return Response(ImportOut.model_validate(report.as_dict()).model_dump())
+
+
+def _refuse_long_chunked(request: Request) -> None:
+    """A chunked body is read only up to the server's body limit (echomem/wsgi.py), which
+    would look like a file cut short: say what happened instead."""
+    chunked = "chunked" in request.META.get("HTTP_TRANSFER_ENCODING", "").lower()
+    if chunked and int(request.META.get("CONTENT_LENGTH") or 0) > settings.MAX_BODY_BYTES:
+        raise PayloadTooLarge(
+            f"a chunked body is read up to {settings.MAX_BODY_BYTES} bytes "
+            "(ECHO_MEMORY_MAX_BODY_BYTES); this file is longer", field="body",
+            fix="send the file with a Content-Length (curl --data-binary @FILE does), or "
+                "run `echo-memory import` on the box")

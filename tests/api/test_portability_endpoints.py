@@ -85,3 +85,13 @@ def test_a_member_may_export_but_not_import(client, alice, bob, filled):  # noqa
     refused = _import(client, bob, body)
     assert refused.status_code == 403
     assert "owner or an admin" in refused.json()["error"]["message"]
+
+
+def test_a_chunked_body_over_the_body_limit_says_so(client, alice, settings):
+    settings.MAX_BODY_BYTES = 100
+    response = client.post("/api/v1/memories/default/import", data=b"x" * 101,
+                           content_type=NDJSON, HTTP_TRANSFER_ENCODING="chunked",
+                           **alice.auth_header)
+    assert response.status_code == 413
+    assert response.json()["error"]["field"] == "body"
+    assert "Content-Length" in response.json()["error"]["fix"]
