@@ -4,8 +4,10 @@ one transaction. New rows get new ids; each remembers its source (ImportedRecord
 How a record meets what the memory already holds (docs/export-format.md, "Importing"):
 - an entity with the same name in the same partition is that entity;
 - a live fact whose edge key has a live fact here: the same text, confidence, hint and
-  times is that fact; a different one is kept as history (superseded at the later of the
-  two record times), so an import never changes what the memory says now;
+  times is that fact; a newer one, where the live fact came from the same source box (a
+  later export of the memory imported before), replaces it as the source's did; any other
+  is kept as history (superseded at the later of the two record times), so an import
+  never changes what the memory's own facts say now;
 - a note with the same title in the same project: the same content is that note; other
   content is skipped (the memory's own note is kept), and the report says so;
 - a record naming a record the import skipped (erased, forgotten) is skipped with it.
