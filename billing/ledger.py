@@ -27,6 +27,7 @@ from echomem.public_url import public_url
 from memories.models import Memory
 
 BILLING_PATH = "/billing"
+PAID_WITHOUT_KEY = frozenset({"import_memory"})
 
 
 @dataclass(frozen=True)
@@ -67,8 +68,9 @@ class LedgerMeter:
     def charge(self, principal: Principal, memory: Memory, tool: str, costs: Sequence[int],
                *, whole: bool) -> int:
         # People reading their own memory in the dashboard have no key: units are what
-        # agents write and recall through the API.
-        if not metered() or principal.key_id is None:
+        # agents write and recall through the API, and what any import writes (a file
+        # imported in the dashboard stores facts as an agent would).
+        if not metered() or (principal.key_id is None and tool not in PAID_WITHOUT_KEY):
             return len(costs)
         # No savepoint (two round trips on every read): a refusal raised here ends the
         # caller's transaction, which callers let it do.

@@ -12,6 +12,7 @@ from pathlib import Path
 import environ
 
 from echomem.db import startup_options
+from echomem.engine_settings import *  # noqa: F403  the engine's tuning, and why
 from echomem.errors import ConfigurationError
 from echomem.home import echo_home, persistent_secret_key
 from echomem.ratelimit import parse_rate
@@ -167,19 +168,6 @@ ECHO_MEMORY_TEST_HOLD_BATCH = env.str("ECHO_MEMORY_TEST_HOLD_BATCH", default="")
 ECHO_MEMORY_INDEXING = env.str(
     "ECHO_MEMORY_INDEXING", default="celery" if CELERY_BROKER_URL else "thread"
 )
-# How many earlier facts of the same episode are embedded with each fact
-# (memories/search/storing.py).
-ECHO_MEMORY_EMBED_CONTEXT = env.int("ECHO_MEMORY_EMBED_CONTEXT", default=2)
-# Read-your-writes: query_memory embeds up to this many of its best candidates that still
-# wait for their vector, as many as this long covers (memories/search/freshness.py rescore_waiting).
-ECHO_MEMORY_QUERY_EMBED_FACTS = env.int("ECHO_MEMORY_QUERY_EMBED_FACTS", default=4)
-ECHO_MEMORY_QUERY_EMBED_SECONDS = env.float("ECHO_MEMORY_QUERY_EMBED_SECONDS", default=0.25)
-# And memory_search embeds up to this many of the partition's newest waiting notes, in the
-# same time (memories/search/freshness.py settle_notes).
-ECHO_MEMORY_SEARCH_EMBED_NOTES = env.int("ECHO_MEMORY_SEARCH_EMBED_NOTES", default=4)
-# Write each fact with a first-pass vector, so it is found by meaning before the indexer
-# gets to it (memories/search/first_pass.py); off, a waiting fact is found by words only.
-ECHO_MEMORY_FIRST_PASS = env.bool("ECHO_MEMORY_FIRST_PASS", default=True)
 if ECHO_MEMORY_INDEXING not in {"inline", "thread", "celery", "manual"}:
     raise ConfigurationError(
         f"ECHO_MEMORY_INDEXING={ECHO_MEMORY_INDEXING} is not a mode; set it to inline, thread, "

@@ -392,3 +392,6 @@ class EmbeddingModelState(models.Model):
     stage = models.CharField(max_length=16, blank=True, default="")
     after = models.UUIDField(null=True, blank=True)
     updated_at = models.DateTimeField(auto_now=True)
+
+
+from memories.import_records import BoxIdentity, ImportedRecord  # noqa: E402,F401 (registered)

@@ -78,6 +78,10 @@ NOT_CREATES = {
     "account/security/recovery-codes/": "replaces the codes; shown once on the GET",
     "account/security/passkeys/name/": "names a passkey the browser made",
     "account/security/requirement/": "changes a setting",
+    "memories/<str:name>/export/": "a download", "account/export/": "a download",
+    # Its answer is the import's report; posting the file again changes nothing (the
+    # import remembers every record's source).
+    "memories/<str:name>/import/": "imports, and a second import is a no-op",
     # (the sign-in branch adds it: the page its sign-up form redirects to)
     "signup/sent/": "a notice",
 }
