@@ -17,6 +17,7 @@ from typing import Any
 from django.db import transaction
 
 from accounts.account_events import account_event
+from accounts.limits import refuse_if_read_only
 from accounts.principal import Principal
 from accounts.redaction_settings import redactor_for
 from echomem import bulk
@@ -93,6 +94,7 @@ def import_memory(*, principal: Principal, memory: str, lines: Iterable[bytes | 
     importing the same file again changes nothing. Bad input raises ImportRefused naming
     the line and the field, with nothing written. `progress`, if given, is called with the
     number of records each finished batch held."""
+    refuse_if_read_only(principal, tool="import")
     graph = memory_for(principal, memory)
     require_owner_or_admin(member_role(principal), doing="import into a memory")
     reader = FileReader(lines)

@@ -95,3 +95,30 @@ def test_a_chunked_body_over_the_body_limit_says_so(client, alice, settings):
     assert response.status_code == 413
     assert response.json()["error"]["field"] == "body"
     assert "Content-Length" in response.json()["error"]["fix"]
+
+
+def test_a_scoped_key_obeys_its_limits_on_export_and_import(client, alice, filled):  # noqa: F811
+    """The routes outside the tool contract meet the same limits: a read-only key exports
+    but may not import; a key limited to one memory exports only that one."""
+    from accounts.services import api_key_create
+    from memories.graph.services import memory_create
+
+    body = _export(client, alice)
+    _, read_only = api_key_create(account=alice.account, holder=alice.user, name="ci",
+                                  tool="ci", read_only=True)
+    header = {"HTTP_AUTHORIZATION": f"Bearer {read_only}"}
+    assert client.get("/api/v1/memories/default/export", **header).status_code == 200
+    refused = client.post("/api/v1/memories/default/import", data=body,
+                          content_type=NDJSON, **header)
+    assert refused.status_code == 403
+    assert refused.json()["error"]["message"].startswith("this key is read-only")
+    assert refused.json()["error"]["field"] == "key"
+
+    notes = memory_create(account_id=alice.account.pk, name="notes")
+    _, limited = api_key_create(account=alice.account, holder=alice.user, name="bot",
+                                tool="bot", default_memory=notes, memories=[notes])
+    header = {"HTTP_AUTHORIZATION": f"Bearer {limited}"}
+    elsewhere = client.get("/api/v1/memories/default/export", **header)
+    assert elsewhere.status_code == 403
+    assert elsewhere.json()["error"]["message"] == "this key may use only the memories notes"
+    assert client.get("/api/v1/memories/notes/export", **header).status_code == 200
