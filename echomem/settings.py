@@ -42,6 +42,12 @@ OPEN_SIGNUP = env.bool("ECHO_MEMORY_OPEN_SIGNUP", default=not SELF_HOSTED)
 LOGIN_URL = "web:login"
 LOGIN_REDIRECT_URL = "web:dashboard"
 LOGOUT_REDIRECT_URL = "web:login"
+# Sensitive actions (a new key, deleting a memory or the account, the plan, the team) ask
+# for the password again when the session's last check of who its person is is older than
+# this (web/reauth.py); a sign-in or a confirmation checks.
+REAUTH_MAX_AGE = env.int("ECHO_MEMORY_REAUTH_SECONDS", default=10 * 60)
+# How often a signed-in browser's "last seen" on the sessions page is written, at most.
+SESSION_SEEN_EVERY = env.int("ECHO_MEMORY_SESSION_SEEN_SECONDS", default=5 * 60)
 # Team invitations: a link older than this is refused; the email goes out through Django's
 # mail backend (printed to the console unless a real backend is configured).
 INVITATION_EXPIRY_DAYS = env.int("ECHO_MEMORY_INVITATION_EXPIRY_DAYS", default=7)
@@ -116,6 +122,7 @@ _WEB_RATES = {  # limit: (environment variable, default)
     "verify_resend_user": ("ECHO_MEMORY_VERIFY_RESEND_RATE_PER_USER", "5/h"),
     "key_create_user": ("ECHO_MEMORY_KEY_CREATE_RATE_PER_USER", "30/h"),
     "invite_user": ("ECHO_MEMORY_INVITE_RATE_PER_USER", "30/h"),
+    "reauth_user": ("ECHO_MEMORY_REAUTH_RATE_PER_USER", "10/10m"),
 }
 WEB_RATE_LIMITS = {name: env.str(variable, default=default)
                    for name, (variable, default) in _WEB_RATES.items()}
@@ -220,6 +227,8 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # The sessions page's "last seen", written at most every SESSION_SEEN_EVERY seconds.
+    "accounts.middleware.SessionSeen",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "csp.middleware.CSPMiddleware",
