@@ -44,6 +44,21 @@ def client_key(meta: dict) -> str:
     return str(ip)
 
 
+def client_network(meta: dict) -> str:
+    """The network a client is in, as the sessions page and new-sign-in mails name it: the
+    /24 of an IPv4 address, the /48 of an IPv6 one (a phone moves within its provider's
+    block; the whole address is more than is needed), `loopback` for this machine, the text
+    as the proxy wrote it when it is no address, `unknown` when there is none."""
+    address = client_address(meta)
+    ip = _parsed(address)
+    if ip is None:
+        return address or "unknown"
+    if ip.is_loopback:
+        return "loopback"
+    prefix = 24 if ip.version == 4 else 48
+    return str(ipaddress.ip_network(f"{ip}/{prefix}", strict=False))
+
+
 def is_loopback(address: str | None) -> bool:
     """Whether the address (as client_address gives it) is this machine."""
     ip = _parsed(address or "")

@@ -42,18 +42,13 @@ OPEN_SIGNUP = env.bool("ECHO_MEMORY_OPEN_SIGNUP", default=not SELF_HOSTED)
 LOGIN_URL = "web:login"
 LOGIN_REDIRECT_URL = "web:dashboard"
 LOGOUT_REDIRECT_URL = "web:login"
-# Sensitive actions (a new key, deleting a memory or the account, the plan, the team) ask
-# for the password again when the session's last check of who its person is is older than
-# this (web/reauth.py); a sign-in or a confirmation checks.
+# Sensitive actions ask for the password again once the last sign-in or confirmation is
+# older than this (web/reauth.py); the sessions page's "last seen" is written this often.
 REAUTH_MAX_AGE = env.int("ECHO_MEMORY_REAUTH_SECONDS", default=10 * 60)
-# How often a signed-in browser's "last seen" on the sessions page is written, at most.
 SESSION_SEEN_EVERY = env.int("ECHO_MEMORY_SESSION_SEEN_SECONDS", default=5 * 60)
 # Team invitations: a link older than this is refused; the email goes out through Django's
 # mail backend (printed to the console unless a real backend is configured).
 INVITATION_EXPIRY_DAYS = env.int("ECHO_MEMORY_INVITATION_EXPIRY_DAYS", default=7)
-EMAIL_BACKEND = env.str("EMAIL_BACKEND",
-                        default="django.core.mail.backends.console.EmailBackend")
-DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="Echo Memory <noreply@localhost>")
 SELF_HOSTED_USER_ID = env.str("ECHO_MEMORY_USER_ID", default="")
 SELF_HOSTED_AGENT_ID = env.str("ECHO_MEMORY_AGENT_ID", default="")
 # A request without a key acts as ECHO_MEMORY_USER_ID only when it comes from this machine
@@ -227,7 +222,6 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
-    # The sessions page's "last seen", written at most every SESSION_SEEN_EVERY seconds.
     "accounts.middleware.SessionSeen",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",

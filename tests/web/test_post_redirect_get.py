@@ -70,6 +70,10 @@ NOT_CREATES = {
     "docs/": "a page", "docs/<slug:page>/": "a page", "account/": "renames",
     # (the sign-in branch adds it: the page its sign-up form redirects to)
     "signup/sent/": "a notice",
+    "confirm/": "confirms it's you (a time in the session, no row)",
+    "account/sessions/": "a page", "account/sessions/<int:sign_in_id>/sign-out/": "signs out",
+    "account/sessions/sign-out-others/": "signs out",
+    "admin/password_change/": "the admin's own password change (changes a password)",
 }
 
 
