@@ -10,6 +10,7 @@ import re
 import pytest
 from django.contrib.auth import get_user_model
 from django.core import mail
+from django.db import transaction
 from django.test import Client
 
 from accounts.models import ApiKey, Membership, SignedInSession
@@ -133,7 +134,7 @@ def test_the_admins_own_password_change_signs_out_the_operators_other_sessions(
 
 def test_an_operator_setting_someones_password_signs_all_their_sessions_out(
         ada, staff_client, django_capture_on_commit_callbacks):
-    phone = signed_in_elsewhere(ada)
+    signed_in_elsewhere(ada)
     with django_capture_on_commit_callbacks(execute=True):
         done = staff_client.post(f"/admin/auth/user/{ada.pk}/password/", {
             "password1": "another passphrase 9", "password2": "another passphrase 9",
@@ -195,10 +196,7 @@ def test_a_person_without_an_email_is_audited_but_not_mailed(
 
 def test_nothing_is_mailed_when_the_change_is_rolled_back(ada,
                                                           django_capture_on_commit_callbacks):
-    from django.db import transaction
-
-    with django_capture_on_commit_callbacks(execute=True):
-        with transaction.atomic():
-            record_security_event(user=ada, kind=PASSWORD_CHANGED)
-            transaction.set_rollback(True)
+    with django_capture_on_commit_callbacks(execute=True), transaction.atomic():
+        record_security_event(user=ada, kind=PASSWORD_CHANGED)
+        transaction.set_rollback(True)
     assert _events(PASSWORD_CHANGED) == [] and mail.outbox == []
