@@ -63,12 +63,15 @@ def _forget_ended(user: AbstractBaseUser, *, keep: str) -> None:
     SignedInSession.objects.filter(pk__in=ended).delete()
 
 
-def session_seen(*, user: AbstractBaseUser, session, meta: dict) -> None:
+def session_seen(*, user: AbstractBaseUser, session, meta: dict, at_once: bool = False) -> None:
     """The session is in use: write when and from where, at most every
-    settings.SESSION_SEEN_EVERY seconds (the time of the last write waits in the session).
-    A session signed in before sessions were tracked gets its row now."""
+    settings.SESSION_SEEN_EVERY seconds (the time of the last write waits in the session),
+    or at once with `at_once` (the sessions page, which shows this one). A session without a
+    row (signed in before sessions were tracked, or given a new key when its password
+    changed) gets one."""
     stamp = session.get(SEEN_AT)
-    if isinstance(stamp, int) and time.time() - stamp < settings.SESSION_SEEN_EVERY:
+    if not at_once and isinstance(stamp, int) and \
+            time.time() - stamp < settings.SESSION_SEEN_EVERY:
         return
     now = timezone.now()
     network = network_of(meta)

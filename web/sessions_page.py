@@ -11,7 +11,12 @@ from django.shortcuts import redirect, render
 from django.template.defaultfilters import pluralize
 from django.views.decorators.http import require_GET, require_POST
 
-from accounts.sessions import active_sessions, sign_out_other_sessions, sign_out_session
+from accounts.sessions import (
+    active_sessions,
+    session_seen,
+    sign_out_other_sessions,
+    sign_out_session,
+)
 from echomem.errors import NotFound
 
 
@@ -19,6 +24,7 @@ from echomem.errors import NotFound
 @require_GET
 def sessions_page(request: HttpRequest) -> HttpResponse:
     current = request.session.session_key
+    session_seen(user=request.user, session=request.session, meta=request.META, at_once=True)
     rows = active_sessions(request.user)
     return render(request, "web/sessions.html", {
         "sessions": [(row, row.session_key == current) for row in rows],
