@@ -52,8 +52,9 @@ class Verifier:
     check: Callable[[AbstractBaseUser, str], bool]
     applies: Callable[[AbstractBaseUser], bool]
     help_text: str = ""
-    # How the form shows the field: a password box, or a one-time code box.
-    secret: bool = True
+    # How the form shows the field: "password", "code" (a one-time code box), or "hidden"
+    # (filled by the page's script, e.g. a passkey's assertion after its button is pressed).
+    input: str = "password"
     autocomplete: str = "current-password"
     fix: str = "type it again; if you have forgotten it, sign out and reset it"
 

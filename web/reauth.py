@@ -64,6 +64,14 @@ def ask_to_confirm(request: HttpRequest, *, back_to: str | None = None) -> HttpR
     return redirect(f"{reverse('web:reauth')}?{urlencode({'next': then})}")
 
 
+_WIDGETS = {
+    "password": lambda v: forms.PasswordInput(attrs={"autocomplete": v.autocomplete}),
+    "code": lambda v: forms.TextInput(attrs={"autocomplete": v.autocomplete,
+                                             "inputmode": "numeric"}),
+    "hidden": lambda v: forms.HiddenInput(attrs={"data-verifier": v.kind}),
+}
+
+
 class ConfirmForm(forms.Form):
     """One field per way this person can confirm it's them (accounts.reauth.VERIFIERS: the
     password, and whatever a second factor registers); the first one filled in is checked."""
@@ -73,12 +81,9 @@ class ConfirmForm(forms.Form):
         self.user, self.session = user, session
         self.verifiers = verifiers_for(user)
         for verifier in self.verifiers:
-            attrs = {"autocomplete": verifier.autocomplete}
-            widget = (forms.PasswordInput(attrs=attrs) if verifier.secret
-                      else forms.TextInput(attrs={**attrs, "inputmode": "numeric"}))
             self.fields[verifier.kind] = forms.CharField(
-                label=verifier.label, required=False, max_length=4096, strip=False,
-                widget=widget, help_text=verifier.help_text)
+                label=verifier.label, required=False, max_length=8192, strip=False,
+                widget=_WIDGETS[verifier.input](verifier), help_text=verifier.help_text)
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean()

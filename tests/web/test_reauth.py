@@ -239,7 +239,7 @@ def test_another_verifier_is_offered_and_checked_beside_the_password(client, ali
     """How a second factor joins the page: one registered Verifier, no change to the page."""
     monkeypatch.setattr(reauth, "VERIFIERS", dict(reauth.VERIFIERS))
     reauth.register_verifier(reauth.Verifier(
-        kind="code", label="Code from your authenticator app", secret=False,
+        kind="code", label="Code from your authenticator app", input="code",
         autocomplete="one-time-code", check=lambda user, value: value == "123456",
         applies=lambda user: user.username == "alice", fix="type the code it shows now"))
     client.force_login(alice.user)
