@@ -84,6 +84,13 @@ def session_seen(*, user: AbstractBaseUser, session, meta: dict, at_once: bool =
     session[SEEN_AT] = int(time.time())
 
 
+def session_key_changed(*, old: str | None, new: str | None) -> None:
+    """The session got a new key (Django gives one when the password changes and the session
+    stays signed in): its row follows, with when it signed in."""
+    if old and new and old != new:
+        SignedInSession.objects.filter(session_key=old).update(session_key=new)
+
+
 def session_ended(session_key: str | None) -> None:
     """A sign-out: the session is gone, so is its row."""
     if session_key:

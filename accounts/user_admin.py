@@ -55,9 +55,12 @@ class UserAdmin(auth_admin.UserAdmin):
         # An operator's new password for a user signs that user's sessions out and tells them.
         from accounts.passwords import after_admin_password_change
 
+        key_before = request.session.session_key
         response = super().user_change_password(request, id, form_url)
         user = self.get_object(request, id)
-        return after_admin_password_change(request, user, response) if user else response
+        if user is None:
+            return response
+        return after_admin_password_change(request, user, response, key_before=key_before)
 
 
 def own_password_change(request):
@@ -67,7 +70,8 @@ def own_password_change(request):
 
     from accounts.passwords import after_admin_password_change
 
+    key_before = request.session.session_key
     response = admin.site.password_change(request)
     if request.user.is_authenticated:
-        after_admin_password_change(request, request.user, response)
+        after_admin_password_change(request, request.user, response, key_before=key_before)
     return response

@@ -9,6 +9,7 @@ from web import (
     docs_views,
     explorer,
     explorer_notes,
+    password_change,
     password_reset,
     reauth,
     redaction,
@@ -40,6 +41,9 @@ urlpatterns = [
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("confirm/", limited(("reauth_user", by_user))(reauth.confirm_its_you), name="reauth"),
     path("account/sessions/", sessions_page.sessions_page, name="sessions"),
+    # A guess at the current password, like /confirm/: one budget for both.
+    path("account/password/", limited(("reauth_user", by_user))(password_change.password_change),
+         name="password_change"),
     path("account/sessions/<int:sign_in_id>/sign-out/", sessions_page.session_sign_out,
          name="session_sign_out"),
     path("account/sessions/sign-out-others/", sessions_page.sessions_sign_out_others,

@@ -200,3 +200,29 @@ def test_nothing_is_mailed_when_the_change_is_rolled_back(ada,
         record_security_event(user=ada, kind=PASSWORD_CHANGED)
         transaction.set_rollback(True)
     assert _events(PASSWORD_CHANGED) == [] and mail.outbox == []
+
+
+def test_changing_the_password_on_its_page_keeps_this_session_and_ends_the_others(
+        ada, django_capture_on_commit_callbacks):
+    browser = Client()
+    with django_capture_on_commit_callbacks(execute=True):
+        browser.post("/login/", {"username": "ada@example.com", "password": PASSPHRASE}, **HOME)
+    listed = SignedInSession.objects.get(user=ada)
+    phone = signed_in_elsewhere(ada)
+    wrong = browser.post("/account/password/", {
+        "old_password": "not it", "new_password1": "another passphrase 9",
+        "new_password2": "another passphrase 9"})
+    assert wrong.status_code == 200 and "old_password" in wrong.context["form"].errors
+    with django_capture_on_commit_callbacks(execute=True):
+        done = browser.post("/account/password/", {
+            "old_password": PASSPHRASE, "new_password1": "another passphrase 9",
+            "new_password2": "another passphrase 9"}, follow=True, **HOME)
+    page = done.content.decode()
+    assert done.redirect_chain[-1][0] == "/account/sessions/"
+    assert "Your password is changed. 1 other session signed out." in page
+    assert page.count("this session") == 1 and "Safari on iPhone" not in page
+    kept = SignedInSession.objects.get(user=ada)  # the same row, under the session's new key
+    assert kept.pk == listed.pk and kept.signed_in_at == listed.signed_in_at
+    assert not SignedInSession.objects.filter(pk=phone.pk).exists()
+    assert len(_events(PASSWORD_CHANGED)) == 2
+    assert mail.outbox[-1].subject == KINDS[PASSWORD_CHANGED].subject

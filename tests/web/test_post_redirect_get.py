@@ -73,6 +73,7 @@ NOT_CREATES = {
     "confirm/": "confirms it's you (a time in the session, no row)",
     "account/sessions/": "a page", "account/sessions/<int:sign_in_id>/sign-out/": "signs out",
     "account/sessions/sign-out-others/": "signs out",
+    "account/password/": "changes a password",
     "admin/password_change/": "the admin's own password change (changes a password)",
 }
 
