@@ -11,3 +11,8 @@ class AccountsConfig(AppConfig):
         from accounts.passkeys import public_url_is_an_address
 
         checks.register(public_url_is_an_address)
+
+        from accounts import second_factor_reauth, session_signals
+
+        session_signals.connect()
+        second_factor_reauth.register()

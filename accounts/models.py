@@ -141,3 +141,38 @@ class Invitation(models.Model):
 
     def __str__(self) -> str:
         return f"{self.email} invited to {self.account} as {self.role}"
+
+
+class SignedInSession(models.Model):
+    """A browser session a person signed in with (the site's or the admin's sign-in), as the
+    sessions page lists it. Keyed by the Django session's key, which is never shown: the page
+    names a session by this row's id. Deleting the row does not end the session; the
+    services in accounts/sessions.py end both together."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
+                             related_name="signed_in_sessions")
+    session_key = models.CharField(max_length=40, unique=True)
+    device = models.CharField(max_length=80, blank=True, default="")
+    network = models.CharField(max_length=64, blank=True, default="")
+    door = models.CharField(max_length=16, default="site")  # "site" or "admin"
+    # Null for a session signed in before sessions were tracked (first seen since).
+    signed_in_at = models.DateTimeField(null=True)
+    last_seen_at = models.DateTimeField()
+
+    class Meta:
+        indexes = [models.Index(fields=["user", "last_seen_at"], name="signed_in_by_user")]
+
+
+class SignInNetwork(models.Model):
+    """A network (IPv4 /24, IPv6 /48) a person has signed in from: a sign-in from one not
+    listed is a security event (accounts/security_events.py)."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
+                             related_name="+")
+    network = models.CharField(max_length=64)
+    first_seen_at = models.DateTimeField(auto_now_add=True)
+    last_seen_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["user", "network"],
+                                               name="sign_in_network_once_per_user")]

@@ -14,6 +14,7 @@ from django.http import HttpRequest
 from django_otp_webauthn.helpers import WebAuthnHelper
 
 from accounts.second_factors import add_passkey
+from accounts.where_from import network_of
 
 LOCAL_BOX = "http://localhost:8000"
 
@@ -49,7 +50,8 @@ class PasskeyHelper(WebAuthnHelper):
 
     def register_complete(self, user, state, data):
         parent = super().register_complete
-        return add_passkey(user=user, create=lambda: parent(user=user, state=state, data=data))
+        return add_passkey(user=user, create=lambda: parent(user=user, state=state, data=data),
+                           network=network_of(self.request.META))
 
 
 def public_url_is_an_address(app_configs=None, **kwargs) -> list:

@@ -25,6 +25,12 @@ from django_otp.plugins.otp_totp.models import TOTPDevice
 from django_otp_webauthn.models import WebAuthnCredential
 
 from accounts.models import Account
+from accounts.security_events import (
+    SECOND_FACTOR_ADDED,
+    SECOND_FACTOR_REMOVED,
+    record_security_event,
+)
+from accounts.sessions import sign_out_other_sessions
 from echomem.errors import NotFound, ValidationFailed
 
 RECOVERY_CODES = 10
@@ -125,9 +131,11 @@ def _clean_code(code: str, *, field: str = "code") -> str:
 
 
 @transaction.atomic
-def totp_confirm(*, user: Any, code: str) -> tuple[TOTPDevice, list[str]]:
+def totp_confirm(*, user: Any, code: str,
+                 network: str | None = None) -> tuple[TOTPDevice, list[str]]:
     """Turn on the waiting app once its code checks out. Returns it, and new recovery codes
-    (to show once) when the person had none, else []."""
+    (to show once) when the person had none, else []. The person is told (a security
+    event: audit and mail, from `network`)."""
     cleaned = _clean_code(code)
     waiting = (TOTPDevice.objects.select_for_update().filter(user=user, confirmed=False)
                .order_by("-pk").first())
@@ -141,6 +149,8 @@ def totp_confirm(*, user: Any, code: str) -> tuple[TOTPDevice, list[str]]:
     waiting.confirmed = True
     waiting.save(update_fields=["confirmed"])
     TOTPDevice.objects.filter(user=user, confirmed=False).delete()
+    record_security_event(user=user, kind=SECOND_FACTOR_ADDED, network=network,
+                          detail={"factor": APP})
     has_codes = StaticToken.objects.filter(device__user=user).exists()
     return waiting, [] if has_codes else _new_recovery_codes(user)
 
@@ -163,15 +173,19 @@ def recovery_codes_regenerate(*, user: Any) -> list[str]:
     return _new_recovery_codes(user)
 
 
-def add_passkey(*, user: Any, create: Callable[[], WebAuthnCredential]) -> WebAuthnCredential:
+def add_passkey(*, user: Any, create: Callable[[], WebAuthnCredential],
+                network: str | None = None) -> WebAuthnCredential:
     """Record the passkey the browser just made (`create` checks its signed answer and
-    saves it), named "Passkey N" until the person names it."""
+    saves it), named "Passkey N" until the person names it; the person is told (a
+    security event)."""
     with transaction.atomic():
         device = create()
         count = WebAuthnCredential.objects.filter(user=user).count()
         device.name = f"Passkey {count}"
         device.confirmed = True
         device.save(update_fields=["name", "confirmed"])
+        record_security_event(user=user, kind=SECOND_FACTOR_ADDED, network=network,
+                              detail={"factor": PASSKEY, "name": device.name})
     return device
 
 
@@ -219,10 +233,13 @@ APP, PASSKEY = "app", "passkey"
 
 
 @transaction.atomic
-def remove_factor(*, user: Any, kind: str, factor_id: object = None) -> None:
+def remove_factor(*, user: Any, kind: str, factor_id: object = None,
+                  keep_session_key: str | None = None, network: str | None = None) -> None:
     """Remove the app (`kind` "app") or one passkey (`kind` "passkey", its id). The last
     factor goes only where no account of the person requires one, and takes the recovery
-    codes with it."""
+    codes with it. A factor turned off signs out every other session of the person (all
+    but `keep_session_key`: a thief's session that the factor kept out must not stay), and
+    the person is told (a security event)."""
     if kind == APP:
         removed = TOTPDevice.objects.filter(user=user)
         if not removed.filter(confirmed=True).exists():
@@ -242,6 +259,9 @@ def remove_factor(*, user: Any, kind: str, factor_id: object = None) -> None:
                                    field=kind, fix="add another passkey or an app first, "
                                                    "then remove this one")
         StaticDevice.objects.filter(user=user).delete()
+    sign_out_other_sessions(user, keep_session_key=keep_session_key)
+    record_security_event(user=user, kind=SECOND_FACTOR_REMOVED, network=network,
+                          detail={"factor": kind})
 
 
 def verify_code(*, user: Any, code: str) -> Device:

@@ -13,6 +13,7 @@ from django.utils import timezone
 from accounts import key_cache, keys
 from accounts.account_events import account_event
 from accounts.models import KEY_RATE_MAX, Account, ApiKey, Membership
+from accounts.security_events import KEY_CREATED, record_security_event
 from echomem.errors import Forbidden, NotFound, ValidationFailed
 
 
@@ -76,6 +77,7 @@ def api_key_create(
     )
     account_event(account_id=account.pk, actor_id=actor_id or holder.pk, action="key.created",
                   object_id=key.pk, after={**_key_summary(key), **key_limits(key)})
+    record_security_event(user=holder, kind=KEY_CREATED, detail={"key": str(key)})
     return key, issued.plaintext
 
 

@@ -50,3 +50,28 @@ class UserChangeForm(auth_forms.UserChangeForm):
 class UserAdmin(auth_admin.UserAdmin):
     form = UserChangeForm
     add_form = UserAddForm
+
+    def user_change_password(self, request, id, form_url=""):
+        # An operator's new password for a user signs that user's sessions out and tells them.
+        from accounts.passwords import after_admin_password_change
+
+        key_before = request.session.session_key
+        response = super().user_change_password(request, id, form_url)
+        user = self.get_object(request, id)
+        if user is None:
+            return response
+        return after_admin_password_change(request, user, response, key_before=key_before)
+
+
+def own_password_change(request):
+    """The admin site's "change password" page for the signed-in operator, which also signs
+    out their other sessions (echomem/urls.py routes it ahead of the admin's own)."""
+    from django.contrib import admin
+
+    from accounts.passwords import after_admin_password_change
+
+    key_before = request.session.session_key
+    response = admin.site.password_change(request)
+    if request.user.is_authenticated:
+        after_admin_password_change(request, request.user, response, key_before=key_before)
+    return response

@@ -88,7 +88,8 @@ def local_endpoint() -> str | None:
         return None
     if not _alive(pid):
         return None
-    host = "127.0.0.1" if host in {"0.0.0.0", "::", ""} else host
+    # As the server prints its own URL (echomem/commands/serve.py): this machine is localhost.
+    host = "localhost" if host in {"127.0.0.1", "::1", "localhost", "0.0.0.0", "::", ""} else host
     host = f"[{host}]" if ":" in host else host
     return f"http://{host}:{port}/mcp"
 

@@ -89,7 +89,7 @@ class Remote:
         if not settings.url:
             raise RemoteError(
                 "no Echo Memory endpoint is configured: set ECHO_MEM_URL (for example "
-                "http://127.0.0.1:8000/mcp), or run `memory config set --url URL`, or start "
+                "http://localhost:8000/mcp), or run `memory config set --url URL`, or start "
                 "the local server with `echo-memory quickstart`")
         _check_url(settings.url)
         self.settings = settings

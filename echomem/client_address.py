@@ -54,6 +54,20 @@ def network_of(address: str | None) -> str:
     return str(ipaddress.ip_network(f"{ip}/{24 if ip.version == 4 else 48}", strict=False))
 
 
+def client_network(meta: dict) -> str:
+    """The network a client is in, as the sessions page and new-sign-in mails name it: the
+    /24 of an IPv4 address, the /48 of an IPv6 one (a phone moves within its provider's
+    block; the whole address is more than is needed), `loopback` for this machine, the text
+    as the proxy wrote it when it is no address, `unknown` when there is none."""
+    address = client_address(meta)
+    ip = _parsed(address)
+    if ip is None:
+        return address or "unknown"
+    if ip.is_loopback:
+        return "loopback"
+    return network_of(address)
+
+
 def is_loopback(address: str | None) -> bool:
     """Whether the address (as client_address gives it) is this machine."""
     ip = _parsed(address or "")

@@ -44,12 +44,13 @@ OPEN_SIGNUP = env.bool("ECHO_MEMORY_OPEN_SIGNUP", default=not SELF_HOSTED)
 LOGIN_URL = "web:login"
 LOGIN_REDIRECT_URL = "web:dashboard"
 LOGOUT_REDIRECT_URL = "web:login"
+# Sensitive actions ask for the password again once the last sign-in or confirmation is
+# older than this (web/reauth.py); the sessions page's "last seen" is written this often.
+REAUTH_MAX_AGE = env.int("ECHO_MEMORY_REAUTH_SECONDS", default=10 * 60)
+SESSION_SEEN_EVERY = env.int("ECHO_MEMORY_SESSION_SEEN_SECONDS", default=5 * 60)
 # Team invitations: a link older than this is refused; the email goes out through Django's
 # mail backend (printed to the console unless a real backend is configured).
 INVITATION_EXPIRY_DAYS = env.int("ECHO_MEMORY_INVITATION_EXPIRY_DAYS", default=7)
-EMAIL_BACKEND = env.str("EMAIL_BACKEND",
-                        default="django.core.mail.backends.console.EmailBackend")
-DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="Echo Memory <noreply@localhost>")
 SELF_HOSTED_USER_ID = env.str("ECHO_MEMORY_USER_ID", default="")
 SELF_HOSTED_AGENT_ID = env.str("ECHO_MEMORY_AGENT_ID", default="")
 # A request without a key acts as ECHO_MEMORY_USER_ID only when it comes from this machine
@@ -118,6 +119,7 @@ _WEB_RATES = {  # limit: (environment variable, default)
     "verify_resend_user": ("ECHO_MEMORY_VERIFY_RESEND_RATE_PER_USER", "5/h"),
     "key_create_user": ("ECHO_MEMORY_KEY_CREATE_RATE_PER_USER", "30/h"),
     "invite_user": ("ECHO_MEMORY_INVITE_RATE_PER_USER", "30/h"),
+    "reauth_user": ("ECHO_MEMORY_REAUTH_RATE_PER_USER", "10/10m"),
 }
 WEB_RATE_LIMITS = {name: env.str(variable, default=default)
                    for name, (variable, default) in _WEB_RATES.items()}
@@ -211,6 +213,7 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     *SECOND_FACTOR_MIDDLEWARE,  # noqa: F405  is_verified(), then what a session owes
+    "accounts.middleware.SessionSeen",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "csp.middleware.CSPMiddleware",

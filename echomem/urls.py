@@ -4,6 +4,7 @@ from django.urls import include, path, re_path
 from django.views.generic import RedirectView
 
 from accounts.admin_site import SecondFactorAdminSite
+from accounts.user_admin import own_password_change
 from api.errors import not_found as api_not_found
 from echomem import views
 from web.limits import SIGN_IN, limited
@@ -28,6 +29,8 @@ urlpatterns = [
     # The admin's sign-in guards the superuser: the site's sign-in limits, in the same
     # windows (per address and per sign-in name), ahead of the admin's own route.
     path("admin/login/", limited(*SIGN_IN)(admin.site.login)),
+    # The operator's own new password signs out their other sessions (accounts/passwords.py).
+    path("admin/password_change/", admin.site.admin_view(own_password_change)),
     path("admin/", admin.site.urls),
     path("billing/stripe/", include("billing.urls")),
     # Passkeys' browser ceremonies (django-otp-webauthn's views; JSON, for its script).

@@ -83,13 +83,31 @@ def session_for(user) -> str:
     from django.contrib.sessions.backends.db import SessionStore
 
     from accounts.backends import SIGN_IN_BACKEND
+    from accounts.reauth import identity_checked
 
     session = SessionStore()
     session[SESSION_KEY] = str(user.pk)
     session[BACKEND_SESSION_KEY] = SIGN_IN_BACKEND
     session[HASH_SESSION_KEY] = get_user_model().objects.get(pk=user.pk).get_session_auth_hash()
+    identity_checked(session)  # as a sign-in does
     session.save()
     return session.session_key
+
+
+# A browser elsewhere: another network, another device.
+ELSEWHERE = {"REMOTE_ADDR": "198.51.100.7",
+             "HTTP_USER_AGENT": "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) "
+                                "AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 "
+                                "Mobile/15E148 Safari/604.1"}
+
+
+def signed_in_elsewhere(user, meta: dict | None = None):
+    """Another signed-in session of `user` (a phone on another network), recorded as a
+    sign-in records it: its SignedInSession row, whose `session_key` is the cookie."""
+    from accounts.sessions import sign_in_recorded
+
+    return sign_in_recorded(user=user, session_key=session_for(user),
+                            meta=meta if meta is not None else ELSEWHERE)
 
 
 class Engine:

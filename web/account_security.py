@@ -14,6 +14,7 @@ from django_otp import login as otp_login
 
 from accounts import second_factors
 from accounts.second_factors import APP
+from accounts.where_from import network_of
 from echomem.errors import NotFound, ValidationFailed
 from web import shown_once
 from web.access import acting
@@ -71,8 +72,9 @@ def totp_setup(request: HttpRequest) -> HttpResponse:
     form = CodeForm(request.POST or None, help_text=APP_CODE_HELP)
     if request.method == "POST" and form.is_valid():
         try:
-            app, codes = second_factors.totp_confirm(user=request.user,
-                                                     code=form.cleaned_data["code"])
+            app, codes = second_factors.totp_confirm(
+                user=request.user, code=form.cleaned_data["code"],
+                network=network_of(request.META))
         except ValidationFailed as refused:
             add_refusal(form, refused, "code")
         else:
@@ -93,7 +95,9 @@ def totp_setup(request: HttpRequest) -> HttpResponse:
 @login_required
 def totp_remove(request: HttpRequest) -> HttpResponse:
     try:
-        second_factors.remove_factor(user=request.user, kind=APP)
+        second_factors.remove_factor(user=request.user, kind=APP,
+                                     keep_session_key=request.session.session_key,
+                                     network=network_of(request.META))
     except (ValidationFailed, NotFound) as refused:
         messages.error(request, refusal_text(refused))
         return redirect("web:account_security")

@@ -7,8 +7,9 @@ from __future__ import annotations
 from echomem.agent_clients import clients
 from echomem.doc_regions import DOCS, Region
 
-# The single box's endpoint (echo-memory serve / quickstart listen on 127.0.0.1:8000).
-DOC_ENDPOINT = "http://127.0.0.1:8000/mcp"
+# The single box's endpoint as `echo-memory serve` / quickstart print it (they listen on
+# 127.0.0.1:8000 and name it localhost).
+DOC_ENDPOINT = "http://localhost:8000/mcp"
 
 
 def sections(endpoint: str = DOC_ENDPOINT) -> str:

@@ -20,6 +20,7 @@ from billing.usage import usage_report
 from echomem.errors import EchoError, Forbidden
 from web.access import Member, member
 from web.billing_forms import CheckoutForm
+from web.reauth import sensitive
 from web.refusals import refusal_text
 from web.usage_chart import daily_chart, monthly_chart
 
@@ -127,6 +128,7 @@ def _page(request: HttpRequest, me: Member, *, status: int = 200) -> HttpRespons
 
 
 @member(methods=["POST"])
+@sensitive(back_to="web:billing")
 def billing_checkout(request: HttpRequest, me: Member) -> HttpResponse:
     _hosted_only()
     _require_owner(me.role)
@@ -149,6 +151,7 @@ def billing_checkout(request: HttpRequest, me: Member) -> HttpResponse:
 
 
 @member(methods=["POST"])
+@sensitive(back_to="web:billing")
 def billing_portal(request: HttpRequest, me: Member) -> HttpResponse:
     _hosted_only()
     _require_owner(me.role)

@@ -13,6 +13,7 @@ from django.views.decorators.http import require_POST
 from accounts import second_factor_policy, second_factors
 from accounts.second_factors import PASSKEY
 from accounts.team import Role
+from accounts.where_from import network_of
 from echomem.errors import Forbidden, NotFound, ValidationFailed
 from web import shown_once
 from web.access import Member, member
@@ -61,7 +62,9 @@ def passkey_remove(request: HttpRequest) -> HttpResponse:
         return _refused_here(request, remove_form=form)
     try:
         second_factors.remove_factor(user=request.user, kind=PASSKEY,
-                                     factor_id=form.cleaned_data["passkey"])
+                                     factor_id=form.cleaned_data["passkey"],
+                                     keep_session_key=request.session.session_key,
+                                     network=network_of(request.META))
     except NotFound as missing:
         raise Http404(missing.message) from None
     except ValidationFailed as refused:

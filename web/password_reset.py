@@ -15,7 +15,9 @@ from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 
 from accounts.backends import SIGN_IN_BACKEND
+from accounts.passwords import password_changed
 from accounts.sign_in_names import FoldedEmailField, users_matching
+from accounts.where_from import network_of
 from web import account_mail
 from web.limits import by_address, by_posted, limited
 
@@ -85,7 +87,11 @@ class ResetConfirm(auth_views.PasswordResetConfirmView):
 
     def form_valid(self, form):
         response = super().form_valid(form)
-        messages.success(self.request, "Your password is set and you are signed in.")
+        # Signed in here (post_reset_login): every other session of theirs ends.
+        password_changed(user=form.user, keep_session_key=self.request.session.session_key,
+                         network=network_of(self.request.META))
+        messages.success(self.request, "Your password is set and you are signed in. Any "
+                                       "other session of yours is signed out.")
         return response
 
 

@@ -22,6 +22,7 @@ from echomem.errors import NotFound, ValidationFailed
 from memories.catalog.new_accounts import another_account_create
 from web import shown_once
 from web.access import CURRENT_ACCOUNT, Member, member
+from web.reauth import sensitive
 from web.refusals import add_refusal, refusal_text
 from web.team_forms import (
     AcceptAsNewUserForm,
@@ -39,6 +40,7 @@ def _invitable_roles(role: str) -> list[str]:
 
 @never_cache  # it may show a new invitation's link, once
 @member(methods=["GET", "POST"])
+@sensitive(posts_only=True)
 def team_page(request: HttpRequest, me: Member) -> HttpResponse:
     principal, role = me.principal, me.role
     form = InviteForm(request.POST or None, roles=_invitable_roles(role))
@@ -94,6 +96,7 @@ def _new_invitation(request: HttpRequest, principal) -> tuple[object, str] | Non
 
 
 @member(methods=["GET", "POST"])
+@sensitive
 def member_role(request: HttpRequest, me: Member, member_id: int) -> HttpResponse:
     principal, role = me.principal, me.role
     membership = team.member_of_account(principal, member_id)
@@ -115,6 +118,7 @@ def member_role(request: HttpRequest, me: Member, member_id: int) -> HttpRespons
 
 
 @member(methods=["GET", "POST"])
+@sensitive
 def member_remove(request: HttpRequest, me: Member, member_id: int) -> HttpResponse:
     principal, role = me.principal, me.role
     membership = team.member_of_account(principal, member_id)
@@ -136,6 +140,7 @@ def member_remove(request: HttpRequest, me: Member, member_id: int) -> HttpRespo
 
 
 @member(methods=["GET", "POST"])
+@sensitive
 def invitation_revoke(request: HttpRequest, me: Member, invitation_id: int) -> HttpResponse:
     principal, role = me.principal, me.role
     invitation = team.invitation_of_account(principal, invitation_id)

@@ -49,6 +49,7 @@ from web.forms import (
     NewMemoryForm,
     RenameMemoryForm,
 )
+from web.reauth import sensitive
 from web.refusals import add_refusal
 from web.verification import is_unverified
 
@@ -84,6 +85,7 @@ def dashboard(request: HttpRequest, me: Member) -> HttpResponse:
 
 @never_cache  # the page that shows a key's secret must not be kept by any cache
 @member(methods=["GET", "POST"])
+@sensitive
 def key_new(request: HttpRequest, me: Member) -> HttpResponse:
     if is_unverified(request.user):
         return render(request, "web/verify_first.html", status=403)
@@ -147,6 +149,7 @@ def memory_new(request: HttpRequest, me: Member) -> HttpResponse:
 
 
 @member(methods=["GET", "POST"])
+@sensitive
 def memory_remove(request: HttpRequest, me: Member, name: str) -> HttpResponse:
     memory = memory_for(me.principal, name)
     require_owner_or_admin(me.role)
@@ -218,6 +221,7 @@ def _not_an_owner() -> Forbidden:
 
 
 @member(methods=["GET", "POST"], roles=[Role.OWNER], refusal=_not_an_owner)
+@sensitive
 def account_remove(request: HttpRequest, me: Member) -> HttpResponse:
     account = me.account
     form = DeleteAccountForm(request.POST or None)

@@ -13,8 +13,12 @@ import click
 from echomem.commands.common import clean_errors, prepare
 from echomem.errors import ConfigurationError
 
+# Bound to loopback: only this machine reaches the box unless --host says otherwise.
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
+# The addresses that are this machine (or every address of it): the box's own URL names
+# them `localhost`, since a passkey's relying party must be a name, never an IP address.
+THIS_MACHINE = {"127.0.0.1", "::1", "localhost", "0.0.0.0", "::", ""}
 # How long a SIGTERM'd server lets in-flight requests finish before its workers are
 # killed (docs/self-hosting.md, "Shutdown"); an orchestrator's own grace must be longer.
 GRACEFUL_TIMEOUT_SECONDS = 30
@@ -42,7 +46,7 @@ def _base_url(host: str, port: int) -> str:
 
     if settings.PUBLIC_URL:
         return settings.PUBLIC_URL
-    shown = "127.0.0.1" if host in {"0.0.0.0", "::", ""} else host
+    shown = "localhost" if host in THIS_MACHINE else host
     shown = f"[{shown}]" if ":" in shown else shown
     return f"http://{shown}:{port}"
 
@@ -84,7 +88,8 @@ def quickstart(host: str, port: int, username: str | None, new_key: bool, no_ser
     _say_how_to_sign_in(user, _base_url(host, port))
     if no_serve:
         return
-    click.echo(f"\nServing on http://{host}:{port}/ (Ctrl-C stops the server and the database).")
+    click.echo(f"\nServing on {_base_url(host, port)}/ (listening on {host}:{port}; Ctrl-C "
+               "stops the server and the database).")
     _say_who_needs_no_key(host)
     sys.stdout.flush()
     serve(home=runtime.home, host=host, port=port, workers=1, threads=8,
@@ -164,7 +169,8 @@ def serve_command(host: str, port: int, workers: int, threads: int,
     else:
         _refuse_pending_migrations()
     _require_install()
-    click.echo(f"Serving on http://{host}:{port}/ ; MCP endpoint {_endpoint(host, port)}")
+    click.echo(f"Serving on {_base_url(host, port)}/ (listening on {host}:{port}); MCP "
+               f"endpoint {_endpoint(host, port)}")
     _say_who_needs_no_key(host)
     sys.stdout.flush()
     serve(home=runtime.home, host=host, port=port, workers=workers, threads=threads,

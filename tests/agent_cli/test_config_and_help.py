@@ -79,7 +79,7 @@ def test_on_a_quickstart_box_the_local_server_is_found_last(box, monkeypatch):
     (box.server_home / "server.json").write_text(
         json.dumps({"pid": os.getpid(), "host": "0.0.0.0", "port": 8123}))
     settings = config.resolve()
-    assert settings.url == "http://127.0.0.1:8123/mcp"
+    assert settings.url == "http://localhost:8123/mcp"
     assert "server.json" in settings.source["url"]
 
     box.run("config", "set", "--url", "http://file.example/mcp")

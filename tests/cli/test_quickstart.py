@@ -25,7 +25,7 @@ def test_quickstart_serves_on_localhost_and_prints_a_working_key(home, servers, 
     server.wait_healthy(port)
     output = server.output()
     key = KEY.search(output)[1]
-    endpoint = f"http://127.0.0.1:{port}/mcp"
+    endpoint = f"http://localhost:{port}/mcp"  # a name: a passkey's relying party needs one
     assert f"endpoint:  {endpoint}" in output
     assert (f'claude mcp add --transport http echo-memory {endpoint} '
             f'--header "Authorization: Bearer {key}"') in output
@@ -68,7 +68,7 @@ def assert_sign_in_link_works(output: str, port: int) -> None:
     link = SIGN_IN.search(output)
     assert link, output
     link = link[1]
-    assert link.startswith(f"http://127.0.0.1:{port}/password-reset/")
+    assert link.startswith(f"http://localhost:{port}/password-reset/")
     with httpx.Client(follow_redirects=True) as browser:
         form = browser.get(link)
         assert form.status_code == 200 and "Set a new password" in form.text

@@ -16,6 +16,7 @@ from django.utils.http import urlsafe_base64_encode
 from accounts.models import Invitation, Membership
 from accounts.team import token_hash
 from memories.models import Entity, Episode, Memory, Note
+from tests.factories import signed_in_elsewhere
 
 
 def _web_patterns(patterns=None, prefix: str = "") -> list[tuple[str, URLPattern]]:
@@ -75,6 +76,8 @@ OTHER_ACCOUNTS = {
     "uidb64": lambda outsider: urlsafe_base64_encode(force_bytes(outsider.user.pk)),
     # The user docs belong to no account: a guide that does not exist is the 404 here.
     "page": lambda outsider: "no-such-guide",
+    # A session is a person's: another person's is not found, whoever's account it is in.
+    "sign_in_id": lambda outsider: signed_in_elsewhere(outsider.user).pk,
 }
 
 

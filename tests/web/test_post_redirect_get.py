@@ -84,6 +84,11 @@ NOT_CREATES = {
     "memories/<str:name>/import/": "imports, and a second import is a no-op",
     # (the sign-in branch adds it: the page its sign-up form redirects to)
     "signup/sent/": "a notice",
+    "confirm/": "confirms it's you (a time in the session, no row)",
+    "account/sessions/": "a page", "account/sessions/<int:sign_in_id>/sign-out/": "signs out",
+    "account/sessions/sign-out-others/": "signs out",
+    "account/password/": "changes a password",
+    "admin/password_change/": "the admin's own password change (changes a password)",
 }
 
 

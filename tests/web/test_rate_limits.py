@@ -28,6 +28,8 @@ LIMITED = {
     "/verify-email/resend/": ("alice", {}, ("verify_resend_user",)),
     "/keys/new/": ("alice", {"name": "laptop", "tool": "cursor"}, ("key_create_user",)),
     "/team/": ("alice", {"email": "new@example.com", "role": "member"}, ("invite_user",)),
+    "/confirm/": ("alice", {"password": "not alice's"}, ("reauth_user",)),
+    "/account/password/": ("alice", {"old_password": "not alice's"}, ("reauth_user",)),
 }
 PER_NAME = {"login_email", "signup_email", "password_reset_email"}
 PER_ADDRESS = {"login_ip", "signup_ip", "password_reset_ip"}

@@ -19,6 +19,7 @@ from django.utils.http import urlsafe_base64_encode
 from accounts.models import Invitation, Membership
 from accounts.team import token_hash
 from memories.models import Entity, Episode, Note
+from tests.factories import signed_in_elsewhere
 from web import verification
 
 
@@ -77,6 +78,8 @@ def _own(route: str, param: str, actor) -> str:
                                        updated_at=now, search_text="A note").pk)
     if param == "page":  # a guide of the user docs
         return "dashboard"
+    if param == "sign_in_id":
+        return str(signed_in_elsewhere(actor.user).pk)
     raise AssertionError(f"say how to make a real {param} for {route}")
 
 

@@ -31,7 +31,7 @@ from accounts.models import Membership
 from accounts.team import invite
 from memories.graph.services import memory_create
 from memories.models import Entity
-from tests.factories import Engine, fact, person
+from tests.factories import Engine, fact, person, signed_in_elsewhere
 from tests.routes import (
     HOSTILE,
     FieldsRead,
@@ -77,6 +77,7 @@ def world(alice, bob, settings):
         "member_id": str(Membership.objects.get(user=bob.user).pk),
         "invitation_id": str(invitation.pk),
         "token": tokens[0],
+        "sign_in_id": str(signed_in_elsewhere(alice.user).pk),
     }
     return known, {"anonymous": _client(None), "owner": _client(alice.user, alice.plaintext),
                    "member": _client(bob.user, bob.plaintext), "operator": _client(operator)}
