@@ -334,6 +334,8 @@ def main() -> None:
                         help="facts in each scale run's source memory (none: skip scale)")
     parser.add_argument("--people", type=int, default=1000,
                         help="people the synthetic facts name (scale)")
+    parser.add_argument("--systems", type=int, default=None,
+                        help="systems the synthetic facts name (default all 1,147; scale)")
     parser.add_argument("--reembed-facts", type=int, default=2000,
                         help="facts the indexer re-embeds after an import without vectors")
     parser.add_argument("--skip-faithfulness", action="store_true")
@@ -348,7 +350,7 @@ def main() -> None:
         if args.sizes:
             from bench.portability_scale import run
 
-            run(args.sizes, Path(folder), people=args.people, real=2000,
+            run(args.sizes, Path(folder), people=args.people, systems=args.systems, real=2000,
                 reembed_facts=args.reembed_facts)
 
 

@@ -87,12 +87,23 @@ class Step:
         return self.facts / self.seconds if self.seconds else 0.0
 
 
-def load_source(principal, account, size: int, *, people: int, real: int) -> None:
+def vocabulary_of(people: int, systems: int | None) -> scale_corpus.Vocabulary:
+    """scale_corpus's names: `people` people and the first `systems` systems (all: None)."""
+    vocabulary = scale_corpus.Vocabulary(people)
+    if systems is not None:
+        dropped = set(vocabulary.systems[systems:])
+        vocabulary.systems = vocabulary.systems[:systems]
+        vocabulary.entities = {name: kind for name, kind in vocabulary.entities.items()
+                               if name not in dropped}
+    return vocabulary
+
+
+def load_source(principal, account, size: int, *, vocabulary: scale_corpus.Vocabulary,
+                real: int) -> None:
     """A memory of `size` facts in the source account, indexes rebuilt after the copy."""
     from memories.graph.services import memory_create
 
     memory = memory_create(account_id=account.pk, name=SOURCE.format(size=size))
-    vocabulary = scale_corpus.Vocabulary(people)
     sentences = scale_corpus.real_facts(min(real, size), vocabulary)
     rng = np.random.default_rng(41)
     vectors = _unit(rng.normal(size=(len(sentences), 384)))
@@ -154,13 +165,15 @@ def reembed(limit: int) -> tuple[int, float]:
         embeddings._embedder = held
 
 
-def run(sizes: list[int], folder: Path, *, people: int, real: int, reembed_facts: int) -> None:
+def run(sizes: list[int], folder: Path, *, people: int, real: int, systems: int | None = None,
+        reembed_facts: int) -> None:
+    vocabulary = vocabulary_of(people, systems)
     source, source_account = bench_principal("scale-source")
     target, target_account = bench_principal("scale-target")
     rows: list[tuple[int, Step]] = []
     reembedded = None
     for size in sizes:
-        load_source(source, source_account, size, people=people, real=real)
+        load_source(source, source_account, size, vocabulary=vocabulary, real=real)
         memory = SOURCE.format(size=size)
         for vectors in (True, False):
             path = folder / f"{memory}-{'vectors' if vectors else 'plain'}.jsonl"
