@@ -18,7 +18,8 @@ class BearerKeyScheme(OpenApiAuthenticationExtension):
 class ErrorDetail(BaseModel):
     model_config = ConfigDict(extra="allow")
 
-    code: str = Field(description="invalid_argument, invalid_json, invalid_request, "
+    code: str = Field(description="invalid_argument, invalid_import, invalid_json, "
+                                  "invalid_request, "
                                   "unauthenticated, forbidden, not_found, method_not_allowed, "
                                   "payload_too_large, rate_limited, allowance_exhausted, timeout, "
                                   "internal_error")
@@ -26,6 +27,8 @@ class ErrorDetail(BaseModel):
     field: str | None = Field(default=None, description="The argument, header or `body` at "
                                                         "fault.")
     fix: str | None = Field(default=None, description="What to change.")
+    line: int | None = Field(default=None, description="invalid_import only: the line of "
+                                                       "the file at fault (1 is the header).")
     retry_after: int | None = Field(default=None, description="429 only: seconds to wait, as "
                                                               "in the Retry-After header.")
     used: int | None = Field(default=None, description="402 only: units used this month.")

@@ -4,7 +4,7 @@ from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 from rest_framework.permissions import AllowAny
 
-from api import tools, usage, views
+from api import portability, tools, usage, views
 from api.errors import not_found
 
 app_name = "api"
@@ -25,6 +25,8 @@ DOCS_POLICY = {
 }
 urlpatterns = [
     path("memories", views.memories, name="memories"),
+    path("memories/<str:name>/export", portability.export_view, name="export_memory"),
+    path("memories/<str:name>/import", portability.import_view, name="import_memory"),
     path("usage", usage.usage, name="usage"),
     *(path(f"tools/{name}", view, name=name) for name, view in tools.VIEWS.items()),
     path("schema", SpectacularAPIView.as_view(**public), name="schema"),

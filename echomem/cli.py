@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import click
 
-from echomem.commands import maintenance, serve, status, workers
+from echomem.commands import maintenance, portability, serve, status, workers
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -21,7 +21,8 @@ def main() -> None:
 for command in (serve.quickstart, serve.serve_command, maintenance.migrate,
                 maintenance.createsuperuser, maintenance.manage, workers.worker, workers.beat,
                 maintenance.index, maintenance.backup, maintenance.restore, maintenance.repair,
-                maintenance.audit, status.status):
+                maintenance.audit, portability.export_command,
+                portability.import_command, status.status):
     main.add_command(command)
 
 

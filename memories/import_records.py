@@ -51,6 +51,9 @@ class ImportedRecord(models.Model):
             models.UniqueConstraint(fields=["memory", "kind", "source_box", "source_id"],
                                     name="imported_record_once"),
         ]
+        # A later export's new version of an edge asks which live facts came from its source.
+        indexes = [models.Index(fields=["memory", "kind", "local_id"],
+                                name="imported_record_local")]
 
 
 def this_box() -> uuid.UUID:

@@ -48,6 +48,8 @@ GUIDES = [
           "The memory command for coding agents: setup, notes, EchoVault vaults."),
     Guide("api", "REST API",
           "The REST API in prose; the interactive reference is at /api/v1/docs."),
+    Guide("export-format", "Export and import",
+          "A memory as a file: the format, and what an import does with it."),
     Guide("engine", "How memory behaves",
           "Scopes, new versions of facts, search, causes, forgetting."),
     Guide("security", "Security",

@@ -10,9 +10,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from django.db import connection
+from django.utils import timezone
 
 from echomem import bulk
 from memories.core import limits
+from memories.import_records import ImportedRecord
 from memories.models import Fact
 from memories.portability.lines import FactLine
 from memories.portability.reading import ImportRefused
@@ -30,6 +32,7 @@ class History:
     links: list[tuple[int, uuid.UUID, uuid.UUID]] = field(default_factory=list)
     waiting: list[uuid.UUID] = field(default_factory=list)  # to be embedded by the indexer
     created: set[uuid.UUID] = field(default_factory=set)
+    replaced: int = 0  # copies of an earlier import replaced by the source's newer version
 
 
 def store_facts(target: Target, known: Known, tally: Tally, history: History,
@@ -62,6 +65,8 @@ def store_facts(target: Target, known: Known, tally: Tally, history: History,
                                               episode)))
     live = _live_edges(target, [row for _, record, row in wanted
                                 if record.superseded_at is None])
+    ours = _copies_of_this_source(target, [edge[0] for edge in live.values()])
+    replaced: list[tuple[uuid.UUID, uuid.UUID, object]] = []
     rows = []
     for line, record, row in wanted:
         key = (row["partition"], row["source_id"], row["target_id"], row["relation_type"])
@@ -71,7 +76,11 @@ def store_facts(target: Target, known: Known, tally: Tally, history: History,
             known.fact_partitions[here[0]] = row["partition"]
             tally.present["fact"] += 1
             continue
-        if here is not None:  # kept as history: the memory's own live fact stays live
+        if here is not None and here[0] in ours and here[1] <= row["created_at"]:
+            # A later export of the source: it replaced its version since the earlier
+            # import, and so does this one (the slot is freed before the row goes in).
+            replaced.append((here[0], row["id"], row["created_at"]))
+        elif here is not None:  # kept as history: the memory's own live fact stays live
             row["superseded_at"] = max(here[1], row["created_at"])
         elif record.superseded_at is None:
             live[key] = (row["id"], row["created_at"], row["fact"], row["confidence"],
@@ -81,6 +90,13 @@ def store_facts(target: Target, known: Known, tally: Tally, history: History,
         if record.superseded_by is not None:
             history.links.append((line, row["id"], record.superseded_by))
         rows.append(row)
+    if replaced:
+        # superseded_by's foreign key is checked at commit, so it may name the row to come.
+        bulk.execute("UPDATE memories_fact f SET superseded_at = v.at, superseded_by_id = v.new "
+                     "FROM unnest(%s::uuid[], %s::uuid[], %s::timestamptz[]) AS v(old, new, at) "
+                     "WHERE f.id = v.old", [list(column) for column in zip(*replaced,
+                                                                          strict=True)])
+        history.replaced += len(replaced)
     _insert(rows, history)
     tally.created["fact"] += len(rows)
     target.remember("fact", [(record.id, known.facts[record.id]) for _, record, _ in wanted])
@@ -123,21 +139,46 @@ def _live_edges(target: Target, rows: list[dict]) -> dict[EdgeKey, tuple]:
     return {tuple(row[:4]): tuple(row[4:]) for row in found}
 
 
+def _copies_of_this_source(target: Target, ids: list[uuid.UUID]) -> set[uuid.UUID]:
+    """Which of these facts an earlier import from the same source box made or matched."""
+    if not ids:
+        return set()
+    return set(ImportedRecord.objects.filter(
+        memory_id=target.memory.pk, kind="fact", source_box=target.source_box,
+        local_id__in=ids).values_list("local_id", flat=True))
+
+
 def _same(here: tuple, row: dict) -> bool:
     return here[2:] == (row["fact"], row["confidence"], row["causal_hint"], row["valid_at"],
                         row["invalid_at"])
 
 
 def _insert(rows: list[dict], history: History) -> None:
+    """Store the rows; a live one whose edge an agent made live meanwhile (the partial unique
+    index says so) is stored as history instead, as if it had met that edge here."""
     if not rows:
         return
-    bulk.execute(*bulk.insert_statement(Fact, rows))
+    live = [row for row in rows if row["superseded_at"] is None]
+    if live:
+        sql, params = bulk.insert_statement(Fact, live)
+        stored = {found[0] for found in bulk.execute(
+            f"{sql} ON CONFLICT (memory_id, partition, source_id, target_id, relation_type) "
+            "WHERE superseded_at IS NULL DO NOTHING RETURNING id", params)}
+        raced = [row for row in live if row["id"] not in stored]
+        for row in raced:
+            row["superseded_at"] = max(timezone.now(), row["created_at"])
+        if raced:
+            bulk.execute(*bulk.insert_statement(Fact, raced))
+    tried = {row["id"] for row in live}
+    history_rows = [row for row in rows if row["id"] not in tried]
+    if history_rows:
+        bulk.execute(*bulk.insert_statement(Fact, history_rows))
     history.created.update(row["id"] for row in rows)
-    stored = [row["id"] for row in rows if row["embedding"] is not None]
+    vectors = [row["id"] for row in rows if row["embedding"] is not None]
     history.waiting.extend(row["id"] for row in rows if row["embedding"] is None)
-    if stored:
+    if vectors:
         with connection.cursor() as cursor:
-            storing.count_terms(cursor, stored)
+            storing.count_terms(cursor, vectors)
 
 
 def link_history(known: Known, history: History) -> int:
@@ -159,5 +200,5 @@ def link_history(known: Known, history: History) -> int:
         bulk.execute("UPDATE memories_fact f SET superseded_by_id = v.new FROM "
                      "unnest(%s::uuid[], %s::uuid[]) AS v(old, new) WHERE f.id = v.old",
                      [olds, news])
-    return len(olds)
+    return len(olds) + history.replaced
 

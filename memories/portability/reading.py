@@ -12,6 +12,7 @@ counts other lines than it holds.
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from typing import IO, Any
@@ -23,6 +24,9 @@ from echomem.errors import ValidationFailed
 from memories.portability.lines import FORMAT, RECORDS, VERSION, Header, InPartition, Trailer
 
 DEFAULT_LINE_BYTES = 1024 * 1024
+# How a NUL or a lone surrogate can be written in a JSON line (raw, they are not valid JSON
+# text or UTF-8): a line without this needs no check of its strings.
+_MAY_BE_UNSTORABLE = re.compile(r"\\u(?:0000|[dD][89a-fA-F])")
 
 
 class ImportRefused(ValidationFailed):
@@ -83,7 +87,8 @@ class FileReader:
                 fix="raise ECHO_MEMORY_IMPORT_LINE_BYTES on this server, or export without "
                     "vectors")
         try:
-            value = json.loads(data.decode("utf-8"), parse_constant=_no_constant)
+            text = data.decode("utf-8")
+            value = json.loads(text, parse_constant=_no_constant)
         except (UnicodeDecodeError, ValueError) as exc:
             cut = "" if ended else " (the file ends inside this line: it was cut short)"
             raise ImportRefused(self.number, f"not a JSON line{cut}: {exc}", field="line",
@@ -92,6 +97,7 @@ class FileReader:
             raise ImportRefused(self.number, "a line of another format: every line is a JSON "
                                 "object with a `kind`", field="kind",
                                 fix=f"import a file written by `echo-memory export` ({FORMAT})")
+        self.check_text = _MAY_BE_UNSTORABLE.search(text) is not None
         return value, ended
 
     def _header(self) -> Header:
@@ -108,7 +114,7 @@ class FileReader:
             raise ImportRefused(
                 1, f"this file was written by format version {version}; this server reads "
                 f"up to {VERSION}", field="version", fix="upgrade the server, then import it")
-        return _validated(Header, value, 1)
+        return _validated(Header, value, 1, self.check_text)
 
     def records(self) -> Iterator[InPartition]:
         """Each record in file order; ends after a trailer that matches what was read."""
@@ -120,7 +126,7 @@ class FileReader:
                     field="trailer", fix="export again, or copy the whole file")
             kind = value["kind"]
             if kind == "trailer":
-                self._check_trailer(_validated(Trailer, value, self.number))
+                self._check_trailer(_validated(Trailer, value, self.number, self.check_text))
                 return
             model = RECORDS.get(kind)
             if model is None:
@@ -130,7 +136,7 @@ class FileReader:
                 raise ImportRefused(self.number, why, field="kind",
                                     fix=f"kinds are {', '.join(RECORDS)}, then one trailer")
             self.counts[kind] += 1
-            yield _validated(model, value, self.number)
+            yield _validated(model, value, self.number, self.check_text)
 
     def _check_trailer(self, trailer: Trailer) -> None:
         read = sum(self.counts.values())
@@ -151,9 +157,9 @@ def _no_constant(name: str) -> None:
     raise ValueError(f"{name} is not a JSON number")
 
 
-def _validated(model: type, value: dict[str, Any], number: int):
+def _validated(model: type, value: dict[str, Any], number: int, check_text: bool):
     try:
-        return model.model_validate(value)
+        return model.model_validate(value, context={"check_text": check_text})
     except ValidationError as exc:
         error = exc.errors(include_url=False)[0]
         path = ".".join(str(part) for part in error["loc"]) or model.__name__

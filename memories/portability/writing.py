@@ -4,8 +4,10 @@ one transaction. New rows get new ids; each remembers its source (ImportedRecord
 How a record meets what the memory already holds (docs/export-format.md, "Importing"):
 - an entity with the same name in the same partition is that entity;
 - a live fact whose edge key has a live fact here: the same text, confidence, hint and
-  times is that fact; a different one is kept as history (superseded at the later of the
-  two record times), so an import never changes what the memory says now;
+  times is that fact; a newer one, where the live fact came from the same source box (a
+  later export of the memory imported before), replaces it as the source's did; any other
+  is kept as history (superseded at the later of the two record times), so an import
+  never changes what the memory's own facts say now;
 - a note with the same title in the same project: the same content is that note; other
   content is skipped (the memory's own note is kept), and the report says so;
 - a record naming a record the import skipped (erased, forgotten) is skipped with it.
@@ -168,11 +170,32 @@ def store_entities(target: Target, known: Known, tally: Tally, batch: Numbered) 
         pairs.append((record.id, local))
     if rows:
         vectors = _name_vectors(target, [(record, row["name"]) for record, row in rows])
-        bulk.execute(*bulk.insert_statement(Entity, [
-            row | {"name_embedding": vector} for (_, row), vector in zip(rows, vectors,
-                                                                         strict=True)]))
-    tally.created["entity"] += len(rows)
+        raced = _insert_entities(target, [row | {"name_embedding": vector} for (_, row), vector
+                                          in zip(rows, vectors, strict=True)])
+        for source, entry in known.entities.items():
+            if entry is not None and entry[0] in raced:
+                known.entities[source] = (raced[entry[0]], entry[1], entry[2])
+        pairs = [(source, raced.get(local, local)) for source, local in pairs]
+        tally.present["entity"] += len(raced)
+        tally.created["entity"] += len(rows) - len(raced)
     target.remember("entity", pairs)
+
+
+def _insert_entities(target: Target, rows: list[dict]) -> dict[uuid.UUID, uuid.UUID]:
+    """Store the rows; a name an agent wrote meanwhile is that agent's entity. Returns the
+    planned ids that became existing entities, with those entities' ids."""
+    sql, params = bulk.insert_statement(Entity, rows)
+    stored = {found[0] for found in bulk.execute(
+        f"{sql} ON CONFLICT (memory_id, partition, name) DO NOTHING RETURNING id", params)}
+    raced = {(row["partition"], row["name"]): row["id"] for row in rows
+             if row["id"] not in stored}
+    if not raced:
+        return {}
+    existing = Entity.objects.filter(memory_id=target.memory.pk,
+                                     partition__in={p for p, _ in raced},
+                                     name__in={n for _, n in raced})
+    return {raced[(e.partition, e.name)]: e.pk for e in existing
+            if (e.partition, e.name) in raced}
 
 
 def _fill_present_names(known: Known, sources: list[uuid.UUID]) -> None:

@@ -64,3 +64,13 @@ def test_vectors_of_another_model_are_embedded_again(alice, charlie, filled):
     Engine.index()
     mine, theirs = _vectors(charlie.account), _vectors(alice.account)
     assert all(np.allclose(mine[text], theirs[text], atol=2e-3) for text in mine)
+
+
+def test_imported_with_vectors_a_memory_answers_queries_as_the_source_did(alice, charlie,
+                                                                          filled):
+    imported(charlie.principal, exported(alice.principal, vectors=True))
+
+    for question in ("why was there an outage?", "where does Alice work", "deploy"):
+        answers = [[(f["fact"], f["rank"], f["score"]) for f in Engine(actor.principal).query(
+            question, include_superseded=True)["facts"]] for actor in (alice, charlie)]
+        assert answers[0] and answers[0] == answers[1]

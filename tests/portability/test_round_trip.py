@@ -43,3 +43,19 @@ def test_second_import_changes_nothing(alice, charlie, filled):
     assert not again.changed
     assert again.counts["fact"].already_present == 4
     assert _facts(charlie.account) == before
+
+
+def test_a_later_export_brings_the_sources_new_version_of_an_edge(alice, charlie, filled):
+    imported(charlie.principal, exported(alice.principal))
+    filled.write(entities=[{"name": "Alice", "type": "person"},
+                           {"name": "Acme", "type": "company"}],
+                 facts=[{"source": "Alice", "target": "Acme", "relation_type": "works_at",
+                         "fact": "Alice returned to Acme", "confidence": "extracted"}])
+
+    later = imported(charlie.principal, exported(alice.principal))
+
+    assert later.counts["fact"].created == 1 and later.counts["fact"].already_present == 4
+    assert _facts(charlie.account) == _facts(alice.account)
+    left = Fact.objects.get(memory__account=charlie.account, fact="Alice left Acme for good")
+    assert left.superseded_by.fact == "Alice returned to Acme"
+    assert not imported(charlie.principal, exported(alice.principal)).changed
