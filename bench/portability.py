@@ -23,6 +23,8 @@ then facts/s each way and peak memory at scale.
    synthetic facts exported to a file and imported into another account, with vectors and
    without: facts/s each way, the process's peak memory growth, the file's size; and the
    indexer re-embedding --reembed-facts facts of an import without vectors.
+3. --second-box: the long form, A's memories moved to another box with the command line
+   (bench/portability_boxes.py).
 """
 
 from __future__ import annotations
@@ -243,6 +245,10 @@ def faithfulness(args, folder: Path) -> None:
               f"differ; {found['replaced']} replaced facts, {found['links']} supersession "
               f"links; record-time order {'the same' if found['order_same'] else 'DIFFERS'}")
     second_import(b, b_account, files)
+    if args.second_box:
+        from bench.portability_boxes import second_box
+
+        second_box(a_account, memories, questions, on_a, labels, recall10)
 
 
 def show_differences(a, b, back_b, questions, on_a, on_b, most: int) -> None:
@@ -341,7 +347,18 @@ def main() -> None:
     parser.add_argument("--skip-faithfulness", action="store_true")
     parser.add_argument("--show-differences", type=int, default=0, metavar="N",
                         help="print the first N questions whose lists differ between A and B")
+    parser.add_argument("--second-box", action="store_true",
+                        help="also move A's memories to a new box with `echo-memory export` "
+                             "and `import`, and ask there (bench/portability_boxes.py)")
+    parser.add_argument("--answer-on", nargs=3, metavar=("HOME", "QUESTIONS", "OUT"),
+                        help="(what --second-box runs on the second box)")
     args = parser.parse_args()
+    if args.answer_on:
+        from bench.portability_boxes import answer_on
+
+        home, asked, out = args.answer_on
+        answer_on(home, Path(asked), Path(out), ask_all)
+        return
 
     fresh_instance(indexing="manual")
     with tempfile.TemporaryDirectory(prefix="echo-portability-") as folder:

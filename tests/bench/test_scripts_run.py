@@ -18,7 +18,8 @@ Libraries, exercised through the scripts that import them:
 - fusion.py: runbooks_quality, ranking_cv
 - notes_fusion.py: notes_quality
 - scale_corpus.py, scale_load.py: scale, scale_recall, portability
-- portability_scale.py: portability
+- portability_scale.py: portability; portability_boxes.py (its --second-box, the long
+  form run by hand: a second home and the command line) is only imported
 
 A new bench/*.py must join one of the two lists (test_every_bench_module_is_run_or_a_library).
 
@@ -53,7 +54,7 @@ TEST_ONLY = ("DJANGO_SETTINGS_MODULE", "ECHO_MEMORY_EMBEDDED_DATABASE_URL", "SEC
 SCALE_REDIS_DB = 13
 
 LIBRARIES = {"corpus", "setup", "fusion", "notes_fusion", "scale_corpus", "scale_load",
-             "portability_scale"}
+             "portability_scale", "portability_boxes"}
 
 NUMBER = r"[\d.,]+"
 # Each run: one or more steps (script, arguments, lines its output must hold), in order.
