@@ -237,6 +237,13 @@ def faithfulness(args, folder: Path) -> None:
           f"recall@10 A {r_a:.4f}, B {r_b:.4f}")
     print(f"re-embedded (A -> C): identical top-10 lists {same_c}/{len(questions)}; "
           f"recall@10 A {r_a:.4f}, C {r_c:.4f}, difference {r_c - r_a:+.4f}")
+    for name, kept in (("LoCoMo", lambda q: q[0] != "tallyline-ops"),
+                       ("runbooks", lambda q: q[0] == "tallyline-ops")):
+        index = [n for n, q in enumerate(questions) if kept(q)]
+        part = [questions[n] for n in index]
+        print(f"  {name}: recall@10 " + ", ".join(
+            f"{side} {recall10([lists[n] for n in index], part, labels):.4f}"
+            for side, lists in (("A", on_a), ("B", on_b), ("C", on_c))))
     print(vector_drift(a_account, c_account, back_c))
     a_history = history(a_account)
     for name, account, back in (("B", b_account, back_b), ("C", c_account, back_c)):
@@ -300,7 +307,7 @@ def vector_drift(a_account, c_account, back_c: dict[str, str]) -> str:
     mine, theirs = vectors(a_account), vectors(c_account)
     pairs = [(mine[back_c[i]], v) for i, v in theirs.items() if back_c.get(i) in mine]
     same = sum(1 for x, y in pairs if np.array_equal(x, y))
-    worst = max((1 - float(x @ y) / float(np.linalg.norm(x) * np.linalg.norm(y))
+    worst = max((abs(1 - float(x @ y) / float(np.linalg.norm(x) * np.linalg.norm(y)))
                  for x, y in pairs), default=0.0)
     return (f"C's vectors: {len(pairs)} facts, {same} bit-identical to A's, largest cosine "
             f"distance {worst:.2e}")
