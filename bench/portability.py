@@ -351,6 +351,8 @@ def main() -> None:
                         help="systems the synthetic facts name (default all 1,147; scale)")
     parser.add_argument("--reembed-facts", type=int, default=2000,
                         help="facts the indexer re-embeds after an import without vectors")
+    parser.add_argument("--import-sizes", type=int, nargs="*", default=None,
+                        help="import only at these of --sizes (default: at every size)")
     parser.add_argument("--skip-faithfulness", action="store_true")
     parser.add_argument("--show-differences", type=int, default=0, metavar="N",
                         help="print the first N questions whose lists differ between A and B")
@@ -375,7 +377,7 @@ def main() -> None:
             from bench.portability_scale import run
 
             run(args.sizes, Path(folder), people=args.people, systems=args.systems, real=2000,
-                reembed_facts=args.reembed_facts)
+                reembed_facts=args.reembed_facts, import_sizes=args.import_sizes)
 
 
 if __name__ == "__main__":

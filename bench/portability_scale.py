@@ -23,7 +23,7 @@ import os
 import sys
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -81,6 +81,7 @@ class Step:
     seconds: float
     peak: int
     file_bytes: int = 0
+    load: float = field(default_factory=lambda: os.getloadavg()[0])
 
     @property
     def rate(self) -> float:
@@ -166,12 +167,17 @@ def reembed(limit: int) -> tuple[int, float]:
 
 
 def run(sizes: list[int], folder: Path, *, people: int, real: int, systems: int | None = None,
-        reembed_facts: int) -> None:
+        reembed_facts: int, import_sizes: list[int] | None = None) -> None:
+    """Each size exported both ways; imported too where `import_sizes` (default all) says."""
+    from memories.search.embeddings import get_embedder
+
+    get_embedder().embed(["warm"])  # the model's own load is not an import's peak memory
     vocabulary = vocabulary_of(people, systems)
     source, source_account = bench_principal("scale-source")
     target, target_account = bench_principal("scale-target")
     rows: list[tuple[int, Step]] = []
     reembedded = None
+    print(HEADER, flush=True)
     for size in sizes:
         load_source(source, source_account, size, vocabulary=vocabulary, real=real)
         memory = SOURCE.format(size=size)
@@ -179,12 +185,17 @@ def run(sizes: list[int], folder: Path, *, people: int, real: int, systems: int 
             path = folder / f"{memory}-{'vectors' if vectors else 'plain'}.jsonl"
             out = export_to(source, memory, path, vectors=vectors, facts=size)
             rows.append((size, out))
+            print(_row(size, out), flush=True)
+            if import_sizes is not None and size not in import_sizes:
+                path.unlink()
+                continue
             into, report = import_from(target, target_account,
                                        f"{memory}-{'vectors' if vectors else 'plain'}", path,
                                        facts=size)
             into.name = ("import with vectors (stored as given)" if vectors else
                          "import without vectors (stored; the indexer embeds after)")
             rows.append((size, into))
+            print(_row(size, into), flush=True)
             print(f"  {size}: {out.name} {out.seconds:.1f}s, {into.name} {into.seconds:.1f}s "
                   f"({report.vectors})", file=sys.stderr)
             path.unlink()
@@ -193,15 +204,23 @@ def run(sizes: list[int], folder: Path, *, people: int, real: int, systems: int 
     report_scale(rows, reembedded)
 
 
+HEADER = ("\n(each step as it ends)\n| facts | step | seconds | facts/s | peak memory, MB | "
+          "file, MB | load |")
+
+
+def _row(size: int, step: Step) -> str:
+    file_mb = f"{step.file_bytes / 2**20:.1f}" if step.file_bytes else ""
+    return (f"| {size} | {step.name} | {step.seconds:.1f} | {step.rate:,.0f} | "
+            f"{step.peak / 2**20:.1f} | {file_mb} | {step.load:.1f} |")
+
+
 def report_scale(rows: list[tuple[int, Step]], reembedded) -> None:
-    print(f"\nExport and import at scale (load {os.getloadavg()[0]:.1f}; peak = resident-set "
-          "growth of the process over the step):")
-    print("| facts | step | seconds | facts/s | peak memory, MB | file, MB |")
-    print("|---:|---|---:|---:|---:|---:|")
+    print("\nExport and import at scale (peak = resident-set growth of the process over the "
+          "step; load = the 1-minute load average when the step ended):")
+    print("| facts | step | seconds | facts/s | peak memory, MB | file, MB | load |")
+    print("|---:|---|---:|---:|---:|---:|---:|")
     for size, step in rows:
-        file_mb = f"{step.file_bytes / 2**20:.1f}" if step.file_bytes else ""
-        print(f"| {size} | {step.name} | {step.seconds:.1f} | {step.rate:,.0f} | "
-              f"{step.peak / 2**20:.1f} | {file_mb} |")
+        print(_row(size, step))
     exports = [(size, step) for size, step in rows if step.name == "export with vectors"]
     if len(exports) > 1:
         print("export peak memory by size (with vectors): " + ", ".join(
