@@ -125,7 +125,7 @@ RUNS: dict[str, list[tuple[str, list[str], list[str]]]] = {
                       r"^second import of the same files into B: rows before ",
                       r"^the importer reported: created \d+; already present ",
                       rf"^\| 200 \| export with vectors \| {NUMBER} \| {NUMBER} \| "
-                      rf"{NUMBER} \| {NUMBER} \|$",
+                      rf"{NUMBER} \| {NUMBER} \| {NUMBER} \|$",
                       r"^export peak memory by size \(with vectors\): 100 facts ",
                       r"^re-embedding after an import without vectors "])],
     "notes_dataset": [("notes_dataset", [],
