@@ -33,7 +33,7 @@ def _vectors(request: HttpRequest) -> bool:
 
 
 @never_cache
-@member(methods=["GET"])
+@member  # any method: another account's memory is a 404 before a method is refused
 def memory_export(request: HttpRequest, me: Member, name: str) -> HttpResponse:
     """Anyone who can read the memory may export what they see of it."""
     lines = export_memory(principal=me.principal, memory=name, include_vectors=_vectors(request))

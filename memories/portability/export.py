@@ -61,7 +61,7 @@ def export_memory(*, principal: Principal, memory: str,
         account_event(account_id=principal.account_id, actor_id=principal.holder_id,
                       action="memory.exported", object_id=graph.pk, memory=graph,
                       tool=principal.tool, key_id=principal.key_id,
-                      after={"name": graph.name, "vectors": include_vectors,
+                      after={"name": graph.name, "search_data": include_vectors,
                              "format_version": VERSION})
     return _lines(principal, graph, header)
 

@@ -41,6 +41,7 @@ from memories.portability.writing import (
 from memories.search import indexing
 
 BATCH = 1000
+STORED_AS_GIVEN = "stored as given"
 Progress = Callable[[int], Any]
 
 
@@ -65,6 +66,10 @@ class ImportReport:
     history_links: int
     units: int
     skipped_reasons: list[str] = field(default_factory=list)
+
+    @property
+    def vectors_stored(self) -> bool:
+        return self.vectors == STORED_AS_GIVEN
 
     @property
     def changed(self) -> bool:
@@ -157,7 +162,7 @@ def _batches(reader: FileReader) -> Iterator[tuple[str, list[tuple[int, Any]]]]:
 
 def _vectors_said(in_file: bool, usable: bool) -> str:
     if usable:
-        return "stored as given"
+        return STORED_AS_GIVEN
     if in_file:
         return "re-embedded: the file's vectors come from another embedding model"
     return "embedded by this server: the file carries no vectors"

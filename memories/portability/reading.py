@@ -73,13 +73,17 @@ class FileReader:
 
     def _next(self) -> tuple[dict[str, Any] | None, bool]:
         """The next line as a JSON object (None at the end) and whether it ended in a newline."""
-        raw = next(self._lines, None)
-        if raw is None:
-            return None, True
-        self.number += 1
-        data = raw.encode() if isinstance(raw, str) else raw
-        ended = data.endswith(b"\n")
-        data = data.rstrip(b"\r\n")
+        data, ended = b"", True
+        while not data:  # a blank line (an editor's) holds nothing to refuse
+            raw = next(self._lines, None)
+            if raw is None:
+                return None, True
+            self.number += 1
+            data = raw.encode() if isinstance(raw, str) else raw
+            ended = data.endswith(b"\n")
+            data = data.rstrip(b"\r\n")
+            if self.number == 1:
+                data = data.removeprefix(b"\xef\xbb\xbf")  # a byte-order mark editors add
         if len(data) > self._limit:
             raise ImportRefused(
                 self.number, f"the line is {len(data)} bytes or more; this server reads lines "

@@ -125,3 +125,10 @@ def test_a_dry_run_reports_the_counts_and_writes_nothing(alice, charlie, filled)
     assert report.counts["entity"].created == 5
     _nothing_written(charlie.account)
     assert imported(charlie.principal, lines).counts == report.counts
+
+
+def test_a_byte_order_mark_and_blank_lines_are_read_past(alice, charlie, filled):
+    lines = exported(alice.principal)
+    edited = ["\ufeff" + lines[0], "\n", *lines[1:], "\r\n", "\n"]
+
+    assert imported(charlie.principal, edited).counts["fact"].created == 4

@@ -11,6 +11,7 @@ from audit.models import AuditEvent
 from memories.graph.services import memory_create
 from memories.models import Fact
 from tests.portability.conftest import filled  # noqa: F401 (a fixture)
+from tests.web.test_wording import _leaks
 
 
 def _download(client, url: str) -> list[dict]:
@@ -41,6 +42,7 @@ def test_export_download_then_import_with_a_dry_run_first(client, alice, charlie
     dry = _upload(client, lines, dry_run=True)
     assert dry.status_code == 200
     assert "Dry run: nothing was written" in dry.content.decode()
+    assert _leaks(dry.content.decode()) == []  # the product's words, not the code's
     assert not Fact.objects.filter(memory__account=charlie.account).exists()
     done = _upload(client, lines, dry_run=False)
     assert "Imported" in done.content.decode()

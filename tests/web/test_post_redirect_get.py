@@ -68,6 +68,10 @@ NOT_CREATES = {
     "accounts/switch/": "changes the session", "billing": "a page", "billing/": "a redirect",
     "billing/checkout/": "sends to Stripe's page", "billing/portal/": "sends to Stripe's page",
     "docs/": "a page", "docs/<slug:page>/": "a page", "account/": "renames",
+    "memories/<str:name>/export/": "a download", "account/export/": "a download",
+    # Its answer is the import's report; posting the file again changes nothing (the
+    # import remembers every record's source).
+    "memories/<str:name>/import/": "imports, and a second import is a no-op",
     # (the sign-in branch adds it: the page its sign-up form redirects to)
     "signup/sent/": "a notice",
 }
