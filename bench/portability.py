@@ -348,7 +348,7 @@ def main() -> None:
     parser.add_argument("--people", type=int, default=1000,
                         help="people the synthetic facts name (scale)")
     parser.add_argument("--systems", type=int, default=None,
-                        help="systems the synthetic facts name (default all 1,147; scale)")
+                        help="systems the synthetic facts name (default all 1,131; scale)")
     parser.add_argument("--reembed-facts", type=int, default=2000,
                         help="facts the indexer re-embeds after an import without vectors")
     parser.add_argument("--import-sizes", type=int, nargs="*", default=None,
