@@ -20,8 +20,11 @@ BUDGETS: dict[str, int] = {
     # `serve` (scale a Celery worker too): 135 s in a two-process run on 2026-12-06 (2
     # cores, other jobs holding the load near 2; 276 s in one process at load 5-6). scale
     # (30 s), then first_pass and first_pass_mixed (the runbooks set through the model)
-    # are the dearest.
-    "tests/bench": 180,
+    # are the dearest. Issue 39 added portability (a box, three accounts copied, two
+    # tiny scale sizes with their index rebuilds): 12 s in a run of this suite whose
+    # scripts had filled the vector cache, 53 s alone with a cold cache at load 7; the
+    # whole suite then took 186 and 228 s (one process, other helpers' runs beside it).
+    "tests/bench": 250,
     # Issue 39 added one home moving a memory by export and import: 26 s alone (2 cores).
     "tests/cli": 240,
     "tests/fleet": 150,
@@ -34,7 +37,7 @@ BUDGETS: dict[str, int] = {
     "tests/e2e": 147,
     "tests/ops": 110,
 }
-# Everything else together. With the suites above, 1,760 process-seconds: about 15
+# Everything else together. With the suites above, 1,860 process-seconds: about 15.5
 # minutes of two processes, which leaves the set-up of a fresh machine (dependencies,
 # the model, Chromium) its share of the 20. Issue 37 added about 700 tests here (400 s
 # of the rest in a run on 2026-12-05, was 267): the walk of every route with hostile

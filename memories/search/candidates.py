@@ -220,7 +220,10 @@ def text_candidates(
             # cost more than the matching itself.
             f"SELECT f.id, ({score_terms}) * %s::float8 / (1 + %s::float8 * (1 - %s::float8 "
             "+ %s::float8 * length(f.search_vector) / %s::float8)) AS score, "
-            f"{ENDS} FROM candidates f ORDER BY score DESC, f.created_at DESC LIMIT %s")
+            # Equal scores (the same words in facts of one write) go in the order they were
+            # written, not the heap's: a copy of the memory (export and import) ranks alike.
+            f"{ENDS} FROM candidates f ORDER BY score DESC, f.created_at DESC, f.position "
+            "LIMIT %s")
         rows = []
         for candidate_filter in _candidate_filters(terms):
             cursor.execute(statement, [

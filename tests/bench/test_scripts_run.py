@@ -9,14 +9,17 @@ themselves are not checked: at these sizes they mean nothing.
 Scripts run here: engine_perf, metering, storage (with --backup), freshness,
 first_pass (all three parts), first_pass_mixed, locomo, runbooks_quality,
 notes_quality, ranking_cv (--record), transport, scale then scale_recall on the box
-scale kept, and the two dataset checks notes_dataset and runbooks_dataset.
+scale kept, portability (LoCoMo, runbooks and histories copied twice; two tiny scale
+sizes), and the two dataset checks notes_dataset and runbooks_dataset.
 
 Libraries, exercised through the scripts that import them:
 - corpus.py: engine_perf, metering, first_pass
 - setup.py: every script that starts a box
 - fusion.py: runbooks_quality, ranking_cv
 - notes_fusion.py: notes_quality
-- scale_corpus.py, scale_load.py: scale, scale_recall
+- scale_corpus.py, scale_load.py: scale, scale_recall, portability
+- portability_scale.py: portability; portability_boxes.py (its --second-box, the long
+  form run by hand: a second home and the command line) is only imported
 
 A new bench/*.py must join one of the two lists (test_every_bench_module_is_run_or_a_library).
 
@@ -50,7 +53,8 @@ TEST_ONLY = ("DJANGO_SETTINGS_MODULE", "ECHO_MEMORY_EMBEDDED_DATABASE_URL", "SEC
 # A Redis database of its own for bench/scale.py, which empties it (the tests use 15).
 SCALE_REDIS_DB = 13
 
-LIBRARIES = {"corpus", "setup", "fusion", "notes_fusion", "scale_corpus", "scale_load"}
+LIBRARIES = {"corpus", "setup", "fusion", "notes_fusion", "scale_corpus", "scale_load",
+             "portability_scale", "portability_boxes"}
 
 NUMBER = r"[\d.,]+"
 # Each run: one or more steps (script, arguments, lines its output must hold), in order.
@@ -110,6 +114,20 @@ RUNS: dict[str, list[tuple[str, list[str], list[str]]]] = {
                 rf"^\| 1 \| {NUMBER} \| {NUMBER} \| {NUMBER} \|"]),
               ("scale_recall", ["{box}", "--questions", "2", "--people", "20", "--real", "100"],
                [r"^2 questions, ef_search 64: recall@10 \d\.\d{3};"])],
+    "portability": [("portability", ["--data", "{locomo}", "--runbooks", "{runbooks}",
+                                     "--history-people", "3", "--sizes", "100", "200",
+                                     "--people", "20", "--systems", "20",
+                                     "--reembed-facts", "10"],
+                     [r"^with vectors \(A -> B\): identical top-10 lists \d+/\d+; "
+                      r"recall@10 A \d\.\d{4}, B \d\.\d{4}$",
+                      r"^re-embedded \(A -> C\): .*, difference [+-]\d\.\d{4}$",
+                      r"^history A vs B: \d+ facts compared, \d+ differ; ",
+                      r"^second import of the same files into B: rows before ",
+                      r"^the importer reported: created \d+; already present ",
+                      rf"^\| 200 \| export with vectors \| {NUMBER} \| {NUMBER} \| "
+                      rf"{NUMBER} \| {NUMBER} \| {NUMBER} \|$",
+                      r"^export peak memory by size \(with vectors\): 100 facts ",
+                      r"^re-embedding after an import without vectors "])],
     "notes_dataset": [("notes_dataset", [],
                        [r"^\d+ notes \(brewcart, tidewatch\), \d+ questions$",
                         r"^questions sharing no content word with their evidence: "])],
