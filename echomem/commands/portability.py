@@ -80,30 +80,41 @@ class _destination:
 
 @click.command(name="import")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--into", "memory", required=True, help="The memory to import into (it must "
-                                                      "exist).")
+@click.option("--into", "memory", required=True, help="The memory to import into.")
+@click.option("--create", is_flag=True, help="Make the memory first if the account has none "
+                                             "of that name (undone if the import fails).")
 @click.option("--dry-run", is_flag=True, help="Say what would change; write nothing.")
 @ACCOUNT
 @clean_errors
-def import_command(file: Path, memory: str, dry_run: bool, account_id: int | None) -> None:
+def import_command(file: Path, memory: str, create: bool, dry_run: bool,
+                   account_id: int | None) -> None:
     """Import FILE, written by `echo-memory export`, into a memory: all of it or nothing.
     Importing a file again changes nothing."""
     maintenance_process()
     prepare()
+    from django.db import transaction
     from tqdm import tqdm
 
     from accounts.operators import operator_principal
-    from memories.portability.import_ import import_memory
+    from memories.portability.import_ import import_memory, memory_create_if_missing
     from memories.portability.reading import bounded_lines
     from memories.search.indexing import index_pending, pending_count
 
     principal = operator_principal(account_id)
     with file.open("rb") as counting:
         records = max(sum(1 for _ in bounded_lines(counting)) - 2, 0)
-    with file.open("rb") as stream, tqdm(total=records, unit=" records",
-                                         desc="checking" if dry_run else "importing") as bar:
+    # One transaction: a memory made by --create goes if the import is refused (or dry).
+    with transaction.atomic(), file.open("rb") as stream, \
+            tqdm(total=records, unit=" records",
+                 desc="checking" if dry_run else "importing") as bar:
+        if create:
+            memory_made = memory_create_if_missing(principal=principal, name=memory)
         report = import_memory(principal=principal, memory=memory, dry_run=dry_run,
                                lines=bounded_lines(stream), progress=bar.update)
+        if dry_run:
+            transaction.set_rollback(True)
+    if create and memory_made:
+        click.echo(f"{'would make' if dry_run else 'made'} the memory {memory!r}")
     waiting = 0 if dry_run else pending_count()
     if waiting:
         with tqdm(total=waiting, unit=" facts", desc="embedding") as bar:

@@ -24,8 +24,9 @@ from echomem import bulk
 from memories.core import metering
 from memories.erasure.services import member_role, require_owner_or_admin
 from memories.graph.selectors import memory_for
-from memories.graph.services import hold_memory
+from memories.graph.services import hold_memory, memory_create
 from memories.import_records import this_box
+from memories.models import Memory
 from memories.portability.export import embedding_model
 from memories.portability.fact_rows import History, link_history, store_facts
 from memories.portability.lines import KINDS
@@ -39,7 +40,7 @@ from memories.portability.writing import (
     store_notes,
     store_recall_saves,
 )
-from memories.search import indexing
+from memories.search import indexing, planner_stats
 
 BATCH = 1000
 STORED_AS_GIVEN = "stored as given"
@@ -86,6 +87,16 @@ class ImportReport:
         }
 
 
+def memory_create_if_missing(*, principal: Principal, name: str) -> bool:
+    """Make the memory `name` in the principal's account for an import into it, unless it
+    exists; whether it was made. Owners and admins only, as the import itself."""
+    require_owner_or_admin(member_role(principal), doing="import into a new memory")
+    if Memory.objects.filter(account_id=principal.account_id, name=name).exists():
+        return False
+    memory_create(account_id=principal.account_id, name=name, actor_id=principal.holder_id)
+    return True
+
+
 def import_memory(*, principal: Principal, memory: str, lines: Iterable[bytes | str],
                   dry_run: bool = False, progress: Progress | None = None) -> ImportReport:
     """Import the export file `lines` into the memory `memory` of the principal's account.
@@ -108,9 +119,13 @@ def import_memory(*, principal: Principal, memory: str, lines: Iterable[bytes | 
     with transaction.atomic():
         hold_memory(graph)
         bulk.execute("SELECT pg_advisory_xact_lock(%s, %s)", [_IMPORT_LOCK, graph.pk])
+        analyze_at = ANALYZE_FIRST_AT
         for kind, batch in _batches(reader):
             if kind == "fact":
                 store_facts(target, known, tally, history, batch)
+                if tally.created["fact"] >= analyze_at:
+                    planner_stats.analyze_during_bulk_load()
+                    analyze_at *= 2
             else:
                 _STORE[kind](target, known, tally, batch)
             if progress is not None:
@@ -136,6 +151,10 @@ def import_memory(*, principal: Principal, memory: str, lines: Iterable[bytes | 
     return report
 
 
+# A large import refreshes the fact table's planner statistics after this many facts,
+# then after twice as many each time (memories/search/planner_stats.py says why); a small
+# one never does.
+ANALYZE_FIRST_AT = 2_000
 # The first half of the import's advisory lock key (the memory's id is the second).
 _IMPORT_LOCK = 0x4D45  # "ME"
 _STORE = {"episode": store_episodes, "entity": store_entities, "note": store_notes,

@@ -55,6 +55,17 @@ def analyze_unanalyzed_tables() -> list[str]:
     return due
 
 
+def analyze_during_bulk_load(table: str = "memories_fact") -> None:
+    """ANALYZE `table` inside a long bulk load's own transaction (it counts the
+    transaction's own new rows): a memory that was empty when the load began looks empty
+    to the planner until then, and every live-edge probe of the load would read the
+    memory's whole fact list through the memory_id index instead of probing the unique
+    live-edge index (an import of 20k facts: 212 s, 13 s with this). It holds ANALYZE's
+    lock on the table until the load commits, so a load calls it a few times only."""
+    with connection.cursor() as cursor:
+        cursor.execute(f"ANALYZE {connection.ops.quote_name(table)}")
+
+
 def forget() -> None:
     """Check again on the next write (tests, or after statistics were cleared)."""
     global _next_check

@@ -41,9 +41,28 @@ def test_export_then_import_into_another_memory_with_a_dry_run_first(tmp_path):
     assert "fact: 0 created, 1 already present" in again.stdout
     assert "facts 1" in shell(env, COUNT).stdout
 
+    # Onto a memory the account does not have yet: --create makes it in the same
+    # transaction (a dry run makes nothing; a refused file leaves no empty memory).
+    missing = run_cli("import", str(out), "--into", "moved", env=env)
+    assert missing.returncode == 2 and "moved" in missing.stderr
+    dry_new = run_cli("import", str(out), "--into", "moved", "--create", "--dry-run", env=env)
+    assert dry_new.returncode == 0, dry_new.stderr
+    assert "would make the memory 'moved'" in dry_new.stdout
+    made = run_cli("import", str(out), "--into", "moved", "--create", env=env)
+    assert made.returncode == 0, made.stderr
+    assert "made the memory 'moved'" in made.stdout and "fact: 1 created" in made.stdout
+    moved = ("from memories.models import Fact\n"
+             "print('moved', Fact.objects.filter(memory__name='moved').count())\n")
+    assert "moved 1" in shell(env, moved).stdout
+
     cut = tmp_path / "cut.jsonl"
     cut.write_text("\n".join(lines[:-1]) + "\n")
     refused = run_cli("import", str(cut), "--into", "copy", env=env)
     assert refused.returncode == 2
     assert f"line {len(lines) - 1}: the file ends without its trailer" in refused.stderr
     assert "Traceback" not in refused.stderr
+    refused_new = run_cli("import", str(cut), "--into", "never", "--create", env=env)
+    assert refused_new.returncode == 2
+    assert "never 0" in shell(env, "from memories.models import Memory\n"
+                                   "print('never', Memory.objects.filter(name='never')"
+                                   ".count())\n").stdout
