@@ -5,14 +5,13 @@ deleting the account asks them to type; agents never use it."""
 
 from __future__ import annotations
 
-import unicodedata
-
 from django.db import transaction
 
 from accounts.account_events import account_event
 from accounts.models import Account, Membership
 from accounts.principal import Principal
-from echomem.errors import Forbidden, ValidationFailed
+from echomem.errors import Forbidden
+from echomem.text import checked_display_name
 
 NAME_CHARS = Account._meta.get_field("name").max_length
 ACCOUNT_RENAMED = "account.renamed"
@@ -21,17 +20,8 @@ ACCOUNT_RENAMED = "account.renamed"
 def account_name_check(name: str) -> str:
     """The name as it will be stored (surrounding spaces dropped), or a refusal that says
     what to type instead."""
-    name = name.strip()
-    if not name:
-        raise ValidationFailed("an account needs a name", field="name",
-                               fix="type a name, e.g. your team's")
-    if len(name) > NAME_CHARS:
-        raise ValidationFailed(f"the name is {len(name)} characters long", field="name",
-                               fix=f"use at most {NAME_CHARS} characters")
-    if any(unicodedata.category(char) in ("Cc", "Cs") for char in name):
-        raise ValidationFailed("the name contains control characters", field="name",
-                               fix="use letters, digits, spaces and punctuation only")
-    return name
+    return checked_display_name(name, field="name", missing="an account needs a name",
+                                example="a name, e.g. your team's", most=NAME_CHARS)
 
 
 def require_may_rename(actor_role: str | None) -> None:

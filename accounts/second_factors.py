@@ -10,7 +10,6 @@ Adding and removing go through one function each (`totp_confirm` and `add_passke
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -32,6 +31,7 @@ from accounts.security_events import (
 )
 from accounts.sessions import sign_out_other_sessions
 from echomem.errors import NotFound, ValidationFailed
+from echomem.text import checked_display_name
 
 RECOVERY_CODES = 10
 RECOVERY_DEVICE = "Recovery codes"
@@ -199,17 +199,8 @@ def _passkey_of(user: Any, passkey_id: object) -> WebAuthnCredential:
 
 
 def passkey_name_check(name: str) -> str:
-    name = name.strip()
-    if not name:
-        raise ValidationFailed("a passkey needs a name", field="name",
-                               fix="type where it lives, e.g. “work laptop”")
-    if len(name) > NAME_CHARS:
-        raise ValidationFailed(f"the name is {len(name)} characters long", field="name",
-                               fix=f"use at most {NAME_CHARS} characters")
-    if any(unicodedata.category(ch) in ("Cc", "Cs") for ch in name):
-        raise ValidationFailed("the name contains control characters", field="name",
-                               fix="use letters, digits, spaces and punctuation only")
-    return name
+    return checked_display_name(name, field="name", missing="a passkey needs a name",
+                                example="where it lives, e.g. “work laptop”", most=NAME_CHARS)
 
 
 @transaction.atomic

@@ -15,7 +15,7 @@ from pydantic_core import PydanticCustomError
 from echomem.text import unstorable
 
 
-def _utc(value: datetime | None) -> datetime | None:
+def utc_instant(value: datetime | None) -> datetime | None:
     """Event times without an offset are taken as UTC, so they compare with everything else.
 
     The instant must be readable back: Postgres stores years up to 294276, but Python
@@ -38,7 +38,7 @@ def _utc(value: datetime | None) -> datetime | None:
         ) from None
 
 
-EventTime = Annotated[datetime | None, AfterValidator(_utc)]
+EventTime = Annotated[datetime | None, AfterValidator(utc_instant)]
 
 
 def _storable(value: Any, where: str = "") -> None:

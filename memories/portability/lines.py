@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import uuid
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -27,6 +27,7 @@ from pydantic_core import PydanticCustomError
 
 from echomem.text import unstorable
 from memories.core import limits
+from memories.core.inputs import utc_instant
 
 FORMAT = "echo-memory-export"
 VERSION = 1
@@ -36,23 +37,9 @@ TOOL_CHARS = 64  # the written_by / tool label columns
 NOTE_FIELD_CHARS = 100_000  # a note's free-text fields; the tools' own limit is lower
 
 
-def _utc(value: datetime | None) -> datetime | None:
-    """As the tools read times: no offset means UTC; the instant must be readable back
-    (years 1 to 9999 in UTC)."""
-    if value is None:
-        return None
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=UTC)
-    try:
-        return value.astimezone(UTC)
-    except OverflowError:
-        raise PydanticCustomError(
-            "date_out_of_range", "{value} falls outside years 1 to 9999 in UTC, which this "
-            "server cannot store; correct the time", {"value": value.isoformat()}) from None
-
-
-Time = Annotated[datetime, AfterValidator(_utc)]
-OptionalTime = Annotated[datetime | None, AfterValidator(_utc)]
+# As the tools read times: no offset means UTC; the instant must be readable back.
+Time = Annotated[datetime, AfterValidator(utc_instant)]
+OptionalTime = Annotated[datetime | None, AfterValidator(utc_instant)]
 
 
 def _text(most: int, least: int = 0, description: str = "") -> Any:
