@@ -15,7 +15,7 @@ from typing import Any
 import yaml
 
 from agent_cli.vault import HEADINGS, Skipped, Vault, VaultNote, chains
-from agent_cli.vault_text import read_details, read_list, read_value
+from agent_cli.vault_text import blank, read_details, read_list, read_value
 
 TITLE_CHARS = 60  # the server's limit (EchoVault's "max 60 chars", which it never enforced)
 CATEGORY_OF_HEADING = {heading: category for category, heading in HEADINGS.items()}
@@ -54,7 +54,7 @@ def _read_file(path: Path, root: Path, vault: Vault) -> None:
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     front, body, problems = _front_matter(text)
     project = front.get("project")
-    if not isinstance(project, str) or not project.strip():
+    if not isinstance(project, str) or blank(project):
         if "project" in front:
             problems.append(f"project {project!r} is not a name; using the folder's")
         project = path.parent.name

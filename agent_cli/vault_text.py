@@ -18,6 +18,14 @@ from typing import Any
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\u2028\u2029\u0085]")
 DETAILS_TAGS = ("<details>", "</details>")
+# Unicode's White_Space: what the server strips from the ends of strings. str.strip() also
+# takes U+001C..U+001F, which the server keeps, so a project named "\x1f" is a name.
+WHITE_SPACE = ("\t\n\x0b\x0c\r \x85\xa0\u1680" + "".join(map(chr, range(0x2000, 0x200B)))
+               + "\u2028\u2029\u202f\u205f\u3000")
+
+
+def blank(text: str) -> bool:
+    return not text.strip(WHITE_SPACE)
 
 
 def _one_line_plain(text: str) -> bool:

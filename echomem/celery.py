@@ -47,7 +47,7 @@ BEAT_SCHEDULE = {
     "retry-billing-events": {"task": "billing.tasks.retry_failed_events",
                              "schedule": timedelta(minutes=30)},
     "mail-expiring-keys": {"task": "accounts.tasks.mail_expiring_keys",
-                           "schedule": timedelta(hours=1)},
+                           "schedule": timedelta(minutes=30)},
 }
 app.conf.beat_schedule = BEAT_SCHEDULE
 

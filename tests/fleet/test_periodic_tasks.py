@@ -30,6 +30,9 @@ COVERED = {
     "mcp_gateway.tasks.expire_rate_limits":
         "test_passed_rate_windows_are_deleted_each_by_its_own_window",
     "billing.tasks.retry_failed_events": "test_failed_billing_events_are_handled_again",
+    "accounts.tasks.mail_expiring_keys": "tests/accounts/test_scoped_keys.py::"
+                                         "test_beat_and_the_single_boxs_housekeeping_both_send"
+                                         "_the_expiry_mail",
 }
 
 

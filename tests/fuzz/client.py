@@ -39,6 +39,12 @@ def _text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=True)
 
 
+# The server closes a connection idle for 5 s (gunicorn's keepalive, echomem/server.py);
+# httpx keeps one for 5 s too, so a request sent just then met a closing socket ("Server
+# disconnected without sending a response", seen once under load). The client lets go first.
+IDLE_LIMITS = httpx.Limits(keepalive_expiry=2.0)
+
+
 @dataclass
 class Reply:
     """One HTTP reply, with its JSON body decoded (from an SSE frame if it came as one)."""
@@ -77,7 +83,7 @@ class Mcp:
     def __init__(self, base_url: str, key: str, *, version: str = PROTOCOL):
         self.key = key
         self.version = version
-        self.http = httpx.Client(base_url=base_url, timeout=120,
+        self.http = httpx.Client(base_url=base_url, timeout=120, limits=IDLE_LIMITS,
                                  headers={"Authorization": f"Bearer {key}", "Accept": ACCEPT})
         self.ids = count(1)
         self.session_id = self.open()
@@ -122,7 +128,7 @@ class Rest:
     """The /api/v1 mirror with one key."""
 
     def __init__(self, base_url: str, key: str):
-        self.http = httpx.Client(base_url=base_url, timeout=120,
+        self.http = httpx.Client(base_url=base_url, timeout=120, limits=IDLE_LIMITS,
                                  headers={"Authorization": f"Bearer {key}"})
 
     def call_tool(self, name: str, arguments: Any) -> Reply:
