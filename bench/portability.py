@@ -353,9 +353,6 @@ def main() -> None:
                         help="facts the indexer re-embeds after an import without vectors")
     parser.add_argument("--import-sizes", type=int, nargs="*", default=None,
                         help="import only at these of --sizes (default: at every size)")
-    parser.add_argument("--analyze-during-import", action="store_true",
-                        help="experiment: ANALYZE inside the import's transaction "
-                             "(docs/benchmarks.md, Export and import, says why)")
     parser.add_argument("--skip-faithfulness", action="store_true")
     parser.add_argument("--show-differences", type=int, default=0, metavar="N",
                         help="print the first N questions whose lists differ between A and B")
@@ -377,10 +374,7 @@ def main() -> None:
         if not args.skip_faithfulness:
             faithfulness(args, Path(folder))
         if args.sizes:
-            from bench.portability_scale import analyze_during_import, run
-
-            if args.analyze_during_import:
-                analyze_during_import()
+            from bench.portability_scale import run
 
             run(args.sizes, Path(folder), people=args.people, systems=args.systems, real=2000,
                 reembed_facts=args.reembed_facts, import_sizes=args.import_sizes)

@@ -140,8 +140,6 @@ def import_from(principal, account, memory: str, path: Path, *, facts: int):
     from memories.portability.reading import bounded_lines
 
     memory_create(account_id=account.pk, name=memory)
-    for calls in ANALYZE_CALLS:
-        calls[0] = 0  # each import counts its own batches
     with PeakMemory() as peak, path.open("rb") as stream:
         started = time.perf_counter()
         report = import_memory(principal=principal, memory=memory,
@@ -151,29 +149,6 @@ def import_from(principal, account, memory: str, path: Path, *, facts: int):
     if created != facts:
         sys.exit(f"import into {memory}: {created} facts created, {facts} expected")
     return Step("import", facts, seconds, peak.growth), report
-
-
-def analyze_during_import() -> None:
-    """An experiment, patched in from outside the product: ANALYZE the fact table inside
-    the import's transaction after a few of its batches, so the planner knows the fresh
-    memory has rows and probes `one_live_edge_per_key` rather than scanning the memory
-    (ANALYZE counts the transaction's own new rows)."""
-    from echomem import bulk
-    from memories.portability import fact_rows
-
-    inner, calls = fact_rows._live_edges, [0]
-
-    def probe(target, rows):
-        calls[0] += 1
-        if calls[0] in (2, 5, 10, 20, 40, 80):
-            bulk.execute("ANALYZE memories_fact", [])
-        return inner(target, rows)
-
-    fact_rows._live_edges = probe
-    ANALYZE_CALLS.append(calls)
-
-
-ANALYZE_CALLS: list[list[int]] = []
 
 
 def reembed(limit: int) -> tuple[int, float]:
@@ -219,8 +194,6 @@ def run(sizes: list[int], folder: Path, *, people: int, real: int, systems: int 
                                        facts=size)
             into.name = ("import with vectors (stored as given)" if vectors else
                          "import without vectors (stored; the indexer embeds after)")
-            if ANALYZE_CALLS:
-                into.name += ", ANALYZE patched in"
             rows.append((size, into))
             print(_row(size, into), flush=True)
             print(f"  {size}: {out.name} {out.seconds:.1f}s, {into.name} {into.seconds:.1f}s "
