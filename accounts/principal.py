@@ -4,7 +4,7 @@ registered resolver), or on a self-hosted box from the environment."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import UTC, datetime, timedelta
 
 from django.conf import settings
@@ -163,9 +163,9 @@ def _secret_accepted(key: key_cache.KeyRow, secret: str, now: datetime) -> bool:
             "dashboard")
 
 
-_KEY_COLUMNS = ("id", "account_id", "holder_id", "tool", "secret_hash", "default_memory_id",
-                "revoked_at", "last_used_at", "requests_per_minute", "read_only", "memory_ids",
-                "expires_at", "previous_secret_hash", "previous_secret_until")
+# The columns KeyRow declares, read as stored: `revoked` is the row's revoked_at set.
+_KEY_COLUMNS = tuple("revoked_at" if field.name == "revoked" else field.name
+                     for field in fields(key_cache.KeyRow))
 
 
 def _read_key(prefix: str) -> key_cache.KeyRow | None:
@@ -175,9 +175,8 @@ def _read_key(prefix: str) -> key_cache.KeyRow | None:
         return None
     memory_ids = found.pop("memory_ids")
     row = key_cache.KeyRow(
-        **{name: value for name, value in found.items()
-           if name not in ("revoked_at", "last_used_at")},
-        revoked=found["revoked_at"] is not None, last_used_at=found["last_used_at"],
+        **{name: value for name, value in found.items() if name != "revoked_at"},
+        revoked=found["revoked_at"] is not None,
         memory_ids=None if memory_ids is None else frozenset(memory_ids))
     key_cache.put(prefix, row)
     return row
