@@ -43,3 +43,9 @@ def parse(plaintext: str) -> tuple[str, str] | None:
 
 def secret_matches(secret: str, stored_hash: str) -> bool:
     return hmac.compare_digest(hash_secret(secret), stored_hash)
+
+
+def looks_like_key(text: str) -> bool:
+    """Ours (well-formed or not) rather than another kind of Bearer credential (an OAuth
+    access token): a bad one is a guess at a key."""
+    return text.startswith("em_")

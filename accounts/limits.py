@@ -21,7 +21,9 @@ READ_ONLY_FIX = ("use a key without the read-only limit for this tool (create on
 
 
 def credential(principal) -> str:
-    return "this key" if principal.key_id is not None else "this credential"
+    if principal.key_id is not None:
+        return "this key"
+    return "this connection" if principal.connection_id is not None else "this credential"
 
 
 def refuse_if_read_only(principal, *, tool: str) -> None:

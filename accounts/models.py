@@ -176,3 +176,40 @@ class SignInNetwork(models.Model):
     class Meta:
         constraints = [models.UniqueConstraint(fields=["user", "network"],
                                                name="sign_in_network_once_per_user")]
+
+
+class Connection(models.Model):
+    """An app (an OAuth client) a person let act for them in one account: what they chose
+    on the consent page. Every token the app holds for them points here through its
+    (user, application) pair, and it becomes a Principal with a key's limits
+    (accounts/connections.py). One live connection per person and app: consenting again
+    changes it, revoking ends it and every token under it."""
+
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="connections")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
+                             related_name="connections")
+    application = models.ForeignKey(settings.OAUTH2_PROVIDER_APPLICATION_MODEL,
+                                    on_delete=models.CASCADE, related_name="connections")
+    # The tool label its writes carry (oauth:<client_id>, see accounts/connections.py).
+    tool = models.CharField(max_length=64, editable=False)
+    read_only = models.BooleanField(default=False)
+    # As on a key: None is every memory of the account; else the default is among them.
+    memory_ids = ArrayField(models.BigIntegerField(), null=True, blank=True)
+    default_memory = models.ForeignKey(
+        "memories.Memory", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    consented_at = models.DateTimeField()
+    last_used_at = models.DateTimeField(null=True, blank=True, editable=False)
+    last_used_network = models.CharField(max_length=64, blank=True, default="", editable=False)
+    revoked_at = models.DateTimeField(null=True, blank=True, editable=False)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["user", "application"],
+                                    condition=Q(revoked_at__isnull=True),
+                                    name="connection_one_live_per_user_and_app"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.application} for {self.user} in {self.account}"

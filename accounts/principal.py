@@ -38,6 +38,10 @@ class Principal:
     read_only: bool = False
     memory_ids: frozenset[int] | None = None
     expires_at: datetime | None = None
+    # An OAuth grant's (accounts/connections.py): the connection, and the token's scopes
+    # (memory:read, memory:write). None for keys and people.
+    connection_id: int | None = None
+    scopes: frozenset[str] | None = None
 
     @property
     def solo_prefix(self) -> str:
@@ -50,15 +54,23 @@ class Principal:
         return f"{self.solo_prefix}{self.tool}"
 
     @property
+    def is_agent_credential(self) -> bool:
+        """A key or a grant: what an agent holds (people in the dashboard and the keyless
+        box hold neither)."""
+        return self.key_id is not None or self.connection_id is not None
+
+    @property
     def identity(self) -> str:
         """Who owns sessions and a rate-limit window: the key, or the keyless box user."""
         if self.key_id is not None:
             return f"key:{self.key_id}"
+        if self.connection_id is not None:
+            return f"connection:{self.connection_id}"
         return f"self-hosted:{self.holder_id}:{self.tool}"
 
 
-def principal_from_authorization(header: str | None, *,
-                                 client_address: str | None = None) -> Principal:
+def principal_from_authorization(header: str | None, *, client_address: str | None = None,
+                                 door: str = "mcp") -> Principal:
     """Resolve an `Authorization` header value; every refusal says what to send instead.
 
     Without a header, a self-hosted box with ECHO_MEMORY_USER_ID acts as that user, but
@@ -85,6 +97,10 @@ def principal_from_authorization(header: str | None, *,
     token = token.strip()
     for resolver in _RESOLVERS:
         if resolver.claims(token):
+            if door not in resolver.doors:
+                raise AuthenticationFailed(
+                    f"{resolver.name} are accepted only at {' and '.join(sorted(resolver.doors))}"
+                    f", not at {door}", field="Authorization", fix=BEARER_FIX)
             return resolver.resolve(token)
     return principal_from_key(token, client_address=client_address)
 
@@ -99,6 +115,8 @@ class BearerResolver:
     name: str
     claims: Callable[[str], bool]
     resolve: Callable[[str], Principal]
+    # The doors (mcp, api) that take this kind: an OAuth token is bound to /mcp alone.
+    doors: frozenset[str] = frozenset({"mcp", "api"})
 
 
 _RESOLVERS: list[BearerResolver] = []

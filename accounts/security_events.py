@@ -8,6 +8,8 @@ Kinds (the audit log's action for each):
 - PASSWORD_CHANGED: a new password, from a reset link or the admin site.
 - KEY_CREATED: an API key issued to them. accounts.services.api_key_create records the
   `key.created` event itself, in its transaction, so this kind only mails.
+- APP_CONNECTED: an app (an OAuth client) connected to their account; accounts.connections
+  records the `connection.created` event itself, so this kind only mails.
 - SECOND_FACTOR_ADDED / SECOND_FACTOR_REMOVED: an authenticator app or a passkey set up or
   taken away (recorded by the second-factor code).
 """
@@ -35,6 +37,7 @@ log = logging.getLogger(__name__)
 NEW_NETWORK_SIGN_IN = "security.new_network_sign_in"
 PASSWORD_CHANGED = "security.password_changed"
 KEY_CREATED = "key.created"
+APP_CONNECTED = "connection.created"
 SECOND_FACTOR_ADDED = "security.second_factor_added"
 SECOND_FACTOR_REMOVED = "security.second_factor_removed"
 
@@ -56,6 +59,10 @@ KINDS = {
     KEY_CREATED: Kind("A new API key on your Echo Memory account",
                       "An API key was created for you. Whoever holds it can read and write "
                       "your memories through its agent.", audited_here=False),
+    APP_CONNECTED: Kind("An app was connected to your Echo Memory account",
+                        "You let an app use your memories (you consented in the browser). "
+                        "It can use them until you revoke it under Connected apps.",
+                        audited_here=False),
     SECOND_FACTOR_ADDED: Kind("A second factor was added to your Echo Memory account",
                               "A second factor (an authenticator app or a passkey) was added "
                               "to your Echo Memory account."),

@@ -67,10 +67,10 @@ class LedgerMeter:
 
     def charge(self, principal: Principal, memory: Memory, tool: str, costs: Sequence[int],
                *, whole: bool) -> int:
-        # People reading their own memory in the dashboard have no key: units are what
+        # People reading their own memory in the dashboard hold no key or grant: units are what
         # agents write and recall through the API, and what any import writes (a file
         # imported in the dashboard stores facts as an agent would).
-        if not metered() or (principal.key_id is None and tool not in PAID_WITHOUT_KEY):
+        if not metered() or (not principal.is_agent_credential and tool not in PAID_WITHOUT_KEY):
             return len(costs)
         # No savepoint (two round trips on every read): a refusal raised here ends the
         # caller's transaction, which callers let it do.

@@ -38,11 +38,12 @@ def admit(request) -> Principal:
     check_origin(request.headers.get("Origin"))
     request_base.set(request.build_absolute_uri("/").rstrip("/"))
     address = client_address(request.META)
+    header = request.headers.get("Authorization")
     try:
-        principal = principal_from_authorization(request.headers.get("Authorization"),
-                                                 client_address=address)
-    except AuthenticationFailed:
-        decision = ratelimit.count_unauthenticated(client_key(request.META))
+        principal = principal_from_authorization(header, client_address=address,
+                                                 door=door_of(request.path))
+    except AuthenticationFailed as refused:
+        decision = _count_refusal(refused, header, client_key(request.META))
         if not decision.allowed:
             metrics.rate_limit_refused("address")
             raise RateLimited(
@@ -56,6 +57,29 @@ def admit(request) -> Principal:
                      key_prefix=_key_prefix(request.headers.get("Authorization"), principal))
     count(principal)
     return principal
+
+
+def door_of(path: str) -> str:
+    return "mcp" if path.startswith("/mcp") else "api"
+
+
+def _count_refusal(refused: AuthenticationFailed, header: str | None, address_key: str):
+    """Where a refused request counts. A bad key (or a malformed header) is a guess: its
+    address's window. A known credential refused (an OAuth token expired) counts against
+    that credential (`identity` on the refusal), so one person's stale token costs no one
+    else. No credential at all, or an unknown OAuth token (a revoked one, or random text
+    that guesses nothing), counts in the address's far larger challenge window: a connector
+    relays many people's first requests from a few addresses."""
+    identity = getattr(refused, "identity", None)
+    if identity:
+        return ratelimit.count_refused_credential(identity)
+    token = (header or "").strip()
+    scheme, _, credential = token.partition(" ")
+    credential = credential.strip()
+    if not token or (scheme.lower() == "bearer" and credential
+                     and not keys.looks_like_key(credential)):
+        return ratelimit.count_challenged(address_key)
+    return ratelimit.count_unauthenticated(address_key)
 
 
 def _key_prefix(header: str | None, principal: Principal) -> str | None:

@@ -170,9 +170,23 @@ def count_request(identity: str, *, limit: int, cost: int = 1) -> Decision:
 
 
 def count_unauthenticated(address_key: str) -> Decision:
-    """Count one request without a usable key from a client (echomem.client_address's
-    key), in its own window."""
+    """Count one request with a bad key from a client (echomem.client_address's key), in
+    its own window."""
     return hit(f"address:{address_key}", limit=settings.UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE,
+               window_seconds=settings.RATE_LIMIT_WINDOW_SECONDS)
+
+
+def count_challenged(address_key: str) -> Decision:
+    """Count one request that presented no credential, or an OAuth token we do not know,
+    from a client: in a far larger window, since a connector relays many people's."""
+    return hit(f"challenged:{address_key}", limit=settings.CHALLENGE_RATE_LIMIT_PER_MINUTE,
+               window_seconds=settings.RATE_LIMIT_WINDOW_SECONDS)
+
+
+def count_refused_credential(identity: str) -> Decision:
+    """Count one refused request of a known credential (an expired token of a connection)
+    against that credential's own window, not its address's."""
+    return hit(f"refused:{identity}", limit=settings.UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE,
                window_seconds=settings.RATE_LIMIT_WINDOW_SECONDS)
 
 

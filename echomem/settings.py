@@ -15,6 +15,7 @@ from echomem.db import startup_options
 from echomem.engine_settings import *  # noqa: F403  the engine's tuning, and why
 from echomem.errors import ConfigurationError
 from echomem.home import echo_home, persistent_secret_key
+from echomem.oauth_settings import *  # noqa: F403  the OAuth server's, and why
 from echomem.ratelimit import parse_rate
 from echomem.second_factor_settings import *  # noqa: F403  two-factor sign-in's, and why
 
@@ -34,6 +35,11 @@ MESSAGE_STORAGE = "django.contrib.messages.storage.session.SessionStorage"
 
 # The public address agents are told to use; quickstart derives it from --host/--port.
 PUBLIC_URL = env.str("ECHO_MEMORY_PUBLIC_URL", default="").rstrip("/")
+# Without one, the address `echo-memory serve` names itself by (http://localhost:PORT), else
+# the single box's default: OAuth's issuer and resource, which a Host header never sets.
+SERVED_AT = env.str("ECHO_MEMORY_SERVED_AT", default="").rstrip("/")
+OAUTH2_PROVIDER = oauth_provider(PUBLIC_URL or SERVED_AT or "http://localhost:8000")  # noqa: F405
+SILENCED_SYSTEM_CHECKS = [*OAUTH_SILENCED_CHECKS]  # noqa: F405
 
 _database_url = env.str("DATABASE_URL", default="")
 EMBEDDED_DATABASE = not _database_url
@@ -201,6 +207,7 @@ INSTALLED_APPS = [
     "mcp_gateway",
     "web",
     "api",
+    *OAUTH_APPS,  # noqa: F405  django-oauth-toolkit and our door on it (oauth/)
 ]
 
 MIDDLEWARE = [
@@ -350,6 +357,10 @@ RATE_LIMIT_REDIS_PREFIX = env.str("ECHO_MEMORY_RATE_LIMIT_PREFIX", default="echo
 # a flood of bad keys costs its sender, not the database.
 UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE = env.int(
     "ECHO_MEMORY_UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE", default=60)
+# A request with no credential, or an OAuth token we do not know, guesses nothing: a
+# connector serving many people from a few addresses sends them (docs/connect.md).
+CHALLENGE_RATE_LIMIT_PER_MINUTE = env.int("ECHO_MEMORY_CHALLENGE_RATE_LIMIT_PER_MINUTE",
+                                          default=3000)
 # Behind N reverse proxies that each append to X-Forwarded-For, the client is the Nth
 # address from the right; 0 (the default) trusts no header and uses the peer address.
 TRUSTED_PROXY_HOPS = env.int("ECHO_MEMORY_TRUSTED_PROXY_HOPS", default=0)

@@ -20,6 +20,8 @@ urlpatterns = [
     # agent's every call); no page route begins with either.
     path("", include("mcp_gateway.urls")),
     path("api/v1/", include("api.urls")),
+    # The OAuth server for MCP connectors: discovery at the well-known paths, then /oauth/.
+    path("", include("oauth.urls")),
     path("", views.home, name="home"),
     path("healthz", views.healthz, name="healthz"),
     path("readyz", views.readyz, name="readyz"),

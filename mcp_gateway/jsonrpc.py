@@ -19,8 +19,11 @@ class RpcError(Exception):
     """A protocol fault: answered as a JSON-RPC error, at `http_status` when it has its own."""
 
     def __init__(self, code: int, message: str, *, data: dict[str, Any] | None = None,
-                 http_status: int = 200, request_id: Any = None):
+                 http_status: int = 200, request_id: Any = None,
+                 www_authenticate: str | None = None):
         super().__init__(message)
+        # The WWW-Authenticate challenge of a 401 or a 403 for a missing scope.
+        self.www_authenticate = www_authenticate
         self.code = code
         self.message = message
         self.data = data

@@ -23,7 +23,7 @@ from django.http import HttpRequest, HttpResponse
 from django.views.decorators.csrf import csrf_exempt
 
 from accounts.principal import BEARER_FIX, Principal
-from echomem import admission
+from echomem import admission, oauth_addresses
 from echomem.errors import (
     AuthenticationFailed,
     ConfigurationError,
@@ -50,6 +50,7 @@ from mcp_gateway.jsonrpc import (
     result_body,
 )
 from mcp_gateway.models import McpSession
+from tools.registry import TOOLS
 
 logger = logging.getLogger(__name__)
 SESSION_HEADER = "Mcp-Session-Id"
@@ -78,8 +79,11 @@ def mcp(request: HttpRequest) -> HttpResponse:
         return _single(request, principal, payload, media)
     except RpcError as exc:
         headers = {"Allow": ALLOW} if exc.http_status == 405 else {}
-        if exc.http_status == 401:
-            headers["WWW-Authenticate"] = 'Bearer realm="echo-memory"'
+        challenge = exc.www_authenticate
+        if challenge or exc.http_status == 401:
+            # Every 401 says where to get a token (RFC 9728 5.1), so an OAuth client can
+            # start from this endpoint's URL alone; a key holder reads the message.
+            headers["WWW-Authenticate"] = challenge or oauth_addresses.bearer_challenge()
         if exc.http_status == 429:
             headers["Retry-After"] = str(exc.data["retry_after"])
         return replies.fault(exc, headers)
@@ -92,12 +96,42 @@ ADMISSION_STATUS = {Forbidden: 403, AuthenticationFailed: 401, RateLimited: 429}
 def _admit(request: HttpRequest) -> Principal:
     try:
         return admission.admit(request)
-    except (Forbidden, AuthenticationFailed, RateLimited) as exc:
+    except AuthenticationFailed as exc:
+        fault = _transport_fault(exc, 401)
+        # A token that was sent and refused says why (RFC 6750 3.1); no credential, no error.
+        error = getattr(exc, "error", None) or (
+            "invalid_token" if request.headers.get("Authorization") else None)
+        fault.www_authenticate = oauth_addresses.bearer_challenge(
+            error=error, description=exc.message if error else None)
+        raise fault from None
+    except (Forbidden, RateLimited) as exc:
         raise _transport_fault(exc, ADMISSION_STATUS[type(exc)]) from None
     except ConfigurationError as exc:  # the server's own setup, e.g. ECHO_MEMORY_USER_ID
         logger.error("MCP request refused: %s", exc.message)
         raise RpcError(INTERNAL_ERROR, f"the server is misconfigured: {exc.message}",
                        http_status=500) from None
+
+
+def refuse_missing_scope(principal: Principal, message: Message) -> None:
+    """A grant without memory:write calling a tool that writes: 403 insufficient_scope with
+    the scopes to ask for (the MCP authorization spec's step-up), before anything runs. Keys
+    carry no scopes; their read-only limit is a tool error (tools/calling.py)."""
+    if principal.scopes is None or message.method != "tools/call":
+        return
+    name = message.params.get("name")
+    tool = TOOLS.get(name) if isinstance(name, str) else None
+    if tool is None or not tool.writes or settings.WRITE_SCOPE in principal.scopes:
+        return
+    fault = RpcError(SERVER_ERROR, f"{name} writes, and this connection was granted "
+                     f"{settings.READ_SCOPE} only: it needs {settings.WRITE_SCOPE}; connect "
+                     "the app again and allow it to write",
+                     data={"field": "Authorization", "error": "insufficient_scope",
+                           "scope": settings.WRITE_SCOPE},
+                     http_status=403, request_id=message.id)
+    fault.www_authenticate = oauth_addresses.bearer_challenge(
+        error="insufficient_scope", scope=f"{settings.READ_SCOPE} {settings.WRITE_SCOPE}",
+        description=f"{name} needs the {settings.WRITE_SCOPE} scope")
+    raise fault
 
 
 def _transport_fault(exc: EchoError, status: int, code: int = SERVER_ERROR) -> RpcError:
@@ -159,6 +193,7 @@ def _single(request: HttpRequest, principal: Principal, payload, media: str) -> 
     session = _session(request, principal, message.id)
     if not message.is_request:
         return replies.accepted()
+    refuse_missing_scope(principal, message)
     context = methods.Context.for_request(principal, session, message,
                                           RequestContext.from_headers(request.headers))
     return _reply(request, context, _answer(context, message), media)
@@ -175,6 +210,7 @@ def _stateless(request: HttpRequest, principal: Principal, payload, media: str) 
         # cancels); clients still send some, and they are acknowledged as before.
         return replies.accepted()
     stateless.check(message, request.headers)
+    refuse_missing_scope(principal, message)
     context = methods.Context.for_request(principal, None, message,
                                           RequestContext.from_headers(request.headers))
     body = _answer(context, message)

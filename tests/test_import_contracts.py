@@ -11,7 +11,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PRODUCT = ["echomem", "accounts", "audit", "redaction", "memories", "billing", "tools",
-           "mcp_gateway", "api", "web", "agent_cli"]
+           "mcp_gateway", "api", "web", "agent_cli", "oauth"]
 
 
 def lint_imports(project: Path) -> subprocess.CompletedProcess[str]:

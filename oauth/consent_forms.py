@@ -1,0 +1,35 @@
+"""The consent form: django-oauth-toolkit's hidden request fields, and what the person picks
+(the account, whether the app may write, which memories, the default one)."""
+
+from __future__ import annotations
+
+from django import forms
+from oauth2_provider.forms import AllowForm
+
+WRITE, READ = "write", "read"
+
+
+class ConsentForm(AllowForm):
+    account = forms.IntegerField(widget=forms.HiddenInput)
+    access = forms.ChoiceField(
+        choices=[(WRITE, "Read and write"), (READ, "Read only")], initial=WRITE,
+        widget=forms.RadioSelect, label="What it may do",
+        help_text="Read only: it can recall and read, but storing, erasing and recording are "
+                  "refused.")
+    memories = forms.ModelMultipleChoiceField(
+        queryset=None, required=False, widget=forms.CheckboxSelectMultiple,
+        label="Memories it may use",
+        help_text="Tick none for every memory of the account (also ones made later). When you "
+                  "tick some, the default memory must be one of them.")
+    default_memory = forms.ModelChoiceField(
+        queryset=None, required=False, empty_label="the account's default",
+        label="Default memory", help_text="Where it reads and writes when it names no memory.")
+
+    def __init__(self, *args, memories, may_write: bool, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["memories"].queryset = memories
+        self.fields["default_memory"].queryset = memories
+        if not may_write:
+            # The app asked to read only: there is nothing more to grant.
+            self.fields["access"].choices = [(READ, "Read only")]
+            self.fields["access"].initial = READ

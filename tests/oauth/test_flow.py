@@ -1,0 +1,37 @@
+"""The whole authorization code flow in process, and what a token may then do at /mcp."""
+
+from __future__ import annotations
+
+from django.test import Client
+
+from echomem import oauth_addresses
+from tests.mcp.conftest import Mcp
+from tests.mcp.test_tools import episode
+
+
+def test_discovery_registration_consent_token_and_a_call(flow, alice):
+    anonymous = Client()
+    refused = anonymous.post("/mcp", data="{}", content_type="application/json")
+    assert refused.status_code == 401
+    challenge = refused["WWW-Authenticate"]
+    assert f'resource_metadata="{oauth_addresses.resource_metadata_url()}"' in challenge
+    assert 'scope="memory:read memory:write"' in challenge
+    resource = anonymous.get("/.well-known/oauth-protected-resource/mcp").json()
+    assert resource["resource"] == oauth_addresses.mcp_resource()
+    assert resource["authorization_servers"] == [oauth_addresses.issuer()]
+    server = anonymous.get("/.well-known/oauth-authorization-server").json()
+    assert server["issuer"] == oauth_addresses.issuer()
+    assert server["code_challenge_methods_supported"] == ["S256"]
+    assert "none" in server["token_endpoint_auth_methods_supported"]
+
+    tokens = flow.tokens()
+    assert tokens["token_type"] == "Bearer" and tokens["expires_in"] <= 3600
+    assert set(tokens["scope"].split()) == {"memory:read", "memory:write"}
+    mcp = Mcp(Client(), tokens["access_token"])
+    mcp.initialize()
+    stored = mcp.call("write_episode", episode())
+    assert not stored["result"].get("isError"), stored
+    found = mcp.call("query_memory", {"query": "why did checkout fail", "scope": "shared"})
+    assert not found["result"].get("isError"), found
+    facts = found["result"]["structuredContent"]["facts"]
+    assert any("pool" in fact["fact"] for fact in facts)

@@ -1,0 +1,36 @@
+"""Connected apps: the OAuth connections of the account (accounts/connections.py). A member
+sees and revokes their own; an owner or admin sees and revokes the whole team's."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+
+from accounts.connections import connections_of, revocable_connection, revoke
+from accounts.team import MANAGERS
+from web.access import Member, member
+from web.reauth import sensitive
+
+
+@member(methods=["GET"])
+def connected_apps(request: HttpRequest, me: Member) -> HttpResponse:
+    whole_team = me.role in MANAGERS
+    listed = connections_of(account_id=me.principal.account_id,
+                            user_id=None if whole_team else me.principal.holder_id)
+    return render(request, "web/connected_apps.html",
+                  {"connections": listed, "whole_team": whole_team})
+
+
+@member(methods=["GET", "POST"])
+@sensitive(posts_only=True)
+def connected_app_revoke(request: HttpRequest, me: Member, connection_id: int) -> HttpResponse:
+    connection = revocable_connection(account_id=me.principal.account_id,
+                                      user_id=me.principal.holder_id, role=me.role,
+                                      connection_id=connection_id)
+    if request.method == "POST":
+        revoke(connection, actor_id=request.user.pk)
+        messages.success(request, f"{connection.application.name or 'The app'} is disconnected; "
+                                  "its tokens are refused from its next request.")
+        return redirect("web:connected_apps")
+    return render(request, "web/connected_app_revoke.html", {"connection": connection})
