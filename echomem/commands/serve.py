@@ -4,6 +4,7 @@ migrations, an owner and a key for quickstart) and serve the web app and the MCP
 from __future__ import annotations
 
 import getpass
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -46,9 +47,21 @@ def _base_url(host: str, port: int) -> str:
 
     if settings.PUBLIC_URL:
         return settings.PUBLIC_URL
+    return _own_address(host, port)
+
+
+def _own_address(host: str, port: int) -> str:
     shown = "localhost" if host in THIS_MACHINE else host
     shown = f"[{shown}]" if ":" in shown else shown
     return f"http://{shown}:{port}"
+
+
+def _name_the_box(host: str, port: int) -> None:
+    """Without ECHO_MEMORY_PUBLIC_URL, the box is named by the address it serves on: OAuth's
+    issuer and resource (echomem/oauth_settings.py) are read from it when settings load, so
+    a connector's discovery matches the URL it dialled, never a Host header."""
+    if not os.environ.get("ECHO_MEMORY_PUBLIC_URL", "").strip():
+        os.environ["ECHO_MEMORY_SERVED_AT"] = _own_address(host, port)
 
 
 def _endpoint(host: str, port: int) -> str:
@@ -74,6 +87,7 @@ def quickstart(host: str, port: int, username: str | None, new_key: bool, no_ser
     if not no_serve:
         check_port_free(host, port)
         prepare_metrics_directory()
+    _name_the_box(host, port)
     runtime = prepare()
     _migrate()
     _require_install()
@@ -163,6 +177,7 @@ def serve_command(host: str, port: int, workers: int, threads: int,
 
     check_port_free(host, port)
     prepare_metrics_directory()
+    _name_the_box(host, port)
     runtime = prepare()
     if runtime.embedded:
         _migrate()

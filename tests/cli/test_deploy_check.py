@@ -20,6 +20,7 @@ def production_env(tmp_path, **overrides: str) -> dict[str, str]:
         DATABASE_URL="postgresql://echo:secret@db.internal:5432/echo",
         REDIS_URL="redis://cache.internal:6379/0",
         ECHO_MEMORY_HTTPS="1",
+        ECHO_MEMORY_PUBLIC_URL="https://app.echo-mem.com",
     )
     env.update(overrides)
     return env
@@ -45,6 +46,15 @@ def test_plain_http_settings_fail_the_deploy_checklist(tmp_path):
     result = check_deploy(env)
     assert result.returncode != 0
     assert "SECURE_HSTS_SECONDS" in result.stderr or "security.W004" in result.stderr
+
+
+def test_production_without_a_public_url_fails_the_deploy_checklist(tmp_path):
+    """OAuth connectors would be told an issuer and a resource on localhost."""
+    env = production_env(tmp_path)
+    del env["ECHO_MEMORY_PUBLIC_URL"]
+    result = check_deploy(env)
+    assert result.returncode != 0
+    assert "oauth.W001" in result.stderr and "http://localhost:8000/mcp" in result.stderr
 
 
 def test_debug_in_production_fails_the_deploy_checklist(tmp_path):
