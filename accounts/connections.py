@@ -62,8 +62,7 @@ def tool_label(client_id: str) -> str:
 
 
 def is_access_token(token: str) -> bool:
-    """Anything that is not one of our API keys (em_...) is tried as an access token."""
-    return not keys.looks_like_key(token)
+    return keys.looks_like_access_token(token)
 
 
 def principal_from_access_token(token: str, *, now: datetime | None = None) -> Principal:

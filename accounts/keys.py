@@ -49,3 +49,22 @@ def looks_like_key(text: str) -> bool:
     """Ours (well-formed or not) rather than another kind of Bearer credential (an OAuth
     access token): a bad one is a guess at a key."""
     return text.startswith("em_")
+
+
+# OAuth tokens carry their kind in a prefix too (as keys do), so a Bearer value is routed
+# without a lookup and secret scanners can tell them apart.
+ACCESS_TOKEN_PREFIX = "emat_"
+REFRESH_TOKEN_PREFIX = "emrt_"
+
+
+def looks_like_access_token(text: str) -> bool:
+    return text.startswith(ACCESS_TOKEN_PREFIX)
+
+
+def new_access_token(request=None) -> str:
+    """django-oauth-toolkit's ACCESS_TOKEN_GENERATOR (it passes oauthlib's request)."""
+    return ACCESS_TOKEN_PREFIX + secrets.token_urlsafe(32)
+
+
+def new_refresh_token(request=None) -> str:
+    return REFRESH_TOKEN_PREFIX + secrets.token_urlsafe(32)

@@ -67,17 +67,16 @@ def _count_refusal(refused: AuthenticationFailed, header: str | None, address_ke
     """Where a refused request counts. A bad key (or a malformed header) is a guess: its
     address's window. A known credential refused (an OAuth token expired) counts against
     that credential (`identity` on the refusal), so one person's stale token costs no one
-    else. No credential at all, or an unknown OAuth token (a revoked one, or random text
-    that guesses nothing), counts in the address's far larger challenge window: a connector
-    relays many people's first requests from a few addresses."""
+    else. No credential at all, or an unknown OAuth token (emat_..., revoked or replaced: 32
+    random bytes guess nothing), counts in the address's far larger challenge window: a
+    connector relays many people's first requests and stale tokens from a few addresses."""
     identity = getattr(refused, "identity", None)
     if identity:
         return ratelimit.count_refused_credential(identity)
     token = (header or "").strip()
     scheme, _, credential = token.partition(" ")
     credential = credential.strip()
-    if not token or (scheme.lower() == "bearer" and credential
-                     and not keys.looks_like_key(credential)):
+    if not token or (scheme.lower() == "bearer" and keys.looks_like_access_token(credential)):
         return ratelimit.count_challenged(address_key)
     return ratelimit.count_unauthenticated(address_key)
 

@@ -33,6 +33,8 @@ OAUTH_REGISTRATIONS_PER_HOUR = int(os.environ.get("ECHO_MEMORY_OAUTH_REGISTRATIO
 def oauth_provider(issuer: str) -> dict:
     """OAUTH2_PROVIDER for an issuer: the box's configured public URL, never a Host header."""
     return {
+        "ACCESS_TOKEN_GENERATOR": "accounts.keys.new_access_token",
+        "REFRESH_TOKEN_GENERATOR": "accounts.keys.new_refresh_token",
         "SCOPES": OAUTH_SCOPES,
         "DEFAULT_SCOPES": [READ_SCOPE, WRITE_SCOPE],
         "READ_SCOPE": READ_SCOPE,
@@ -83,4 +85,5 @@ def oauth_provider(issuer: str) -> dict:
 # The single box's gate is RFC 9700's own advice ("keep 'http' if you must support [native
 # loopback callbacks]"): http stays in ALLOWED_REDIRECT_URI_SCHEMES and oauth/redirects.py
 # refuses an http callback that is not loopback, so the deploy check's E003 is answered.
-OAUTH_SILENCED_CHECKS = ["oauth2_provider.E003"]
+# (Django's SILENCED_SYSTEM_CHECKS: this is the project's only silenced check.)
+SILENCED_SYSTEM_CHECKS = ["oauth2_provider.E003"]

@@ -35,11 +35,9 @@ MESSAGE_STORAGE = "django.contrib.messages.storage.session.SessionStorage"
 
 # The public address agents are told to use; quickstart derives it from --host/--port.
 PUBLIC_URL = env.str("ECHO_MEMORY_PUBLIC_URL", default="").rstrip("/")
-# Without one, the address `echo-memory serve` names itself by (http://localhost:PORT), else
-# the single box's default: OAuth's issuer and resource, which a Host header never sets.
+# Else the address `echo-memory serve` names itself by: OAuth's issuer, never a Host header.
 SERVED_AT = env.str("ECHO_MEMORY_SERVED_AT", default="").rstrip("/")
 OAUTH2_PROVIDER = oauth_provider(PUBLIC_URL or SERVED_AT or "http://localhost:8000")  # noqa: F405
-SILENCED_SYSTEM_CHECKS = [*OAUTH_SILENCED_CHECKS]  # noqa: F405
 
 _database_url = env.str("DATABASE_URL", default="")
 EMBEDDED_DATABASE = not _database_url
