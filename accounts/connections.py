@@ -195,8 +195,22 @@ def revocable_connection(*, account_id: int, user_id: int, role: str,
     owner or admin, anyone's. Another account's is NotFound, like a missing one."""
     found = (Connection.objects.filter(pk=connection_id, account_id=account_id,
                                        revoked_at__isnull=True)
-             .select_related("application").first())
+             .select_related("application", "user", "default_memory").first())
     if found is None or (role == Membership.Role.MEMBER and found.user_id != user_id):
         raise NotFound("there is no such connected app in this account", field="connection",
                        fix="pick an app from the list of connected apps")
     return found
+
+
+def app_names(*, account_id: int, tools: Iterable[str]) -> dict[str, str]:
+    """The app each `oauth:` tool label of the account stands for, by label: its registered
+    name, else its client ID (what the audit log shows for a connection's writes). Revoked
+    connections count too, since their events remain; a label whose app was deleted is
+    named by the client ID the label holds."""
+    wanted = {tool for tool in tools if tool.startswith(TOOL_PREFIX)}
+    if not wanted:
+        return {}
+    found = {tool: name or client_id for tool, name, client_id in
+             Connection.objects.filter(account_id=account_id, tool__in=wanted)
+             .values_list("tool", "application__name", "application__client_id")}
+    return {tool: found.get(tool, tool.removeprefix(TOOL_PREFIX)) for tool in wanted}

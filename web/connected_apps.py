@@ -4,13 +4,18 @@ sees and revokes their own; an owner or admin sees and revokes the whole team's.
 from __future__ import annotations
 
 from django.contrib import messages
+from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
+from accounts.connection_views import connections_with_limits
 from accounts.connections import connections_of, revocable_connection, revoke
 from accounts.team import MANAGERS
 from web.access import Member, member
+from web.connect import mcp_url
 from web.reauth import sensitive
+
+LIST_PAGE = 25
 
 
 @member(methods=["GET"])
@@ -18,8 +23,10 @@ def connected_apps(request: HttpRequest, me: Member) -> HttpResponse:
     whole_team = me.role in MANAGERS
     listed = connections_of(account_id=me.principal.account_id,
                             user_id=None if whole_team else me.principal.holder_id)
-    return render(request, "web/connected_apps.html",
-                  {"connections": listed, "whole_team": whole_team})
+    page = Paginator(listed, LIST_PAGE).get_page(request.GET.get("page"))
+    return render(request, "web/connected_apps.html", {
+        "connections": connections_with_limits(me.principal.account_id, page.object_list),
+        "page": page, "whole_team": whole_team, "mcp_url": mcp_url(request)})
 
 
 @member(methods=["GET", "POST"])
@@ -33,4 +40,5 @@ def connected_app_revoke(request: HttpRequest, me: Member, connection_id: int) -
         messages.success(request, f"{connection.application.name or 'The app'} is disconnected; "
                                   "its tokens are refused from its next request.")
         return redirect("web:connected_apps")
-    return render(request, "web/connected_app_revoke.html", {"connection": connection})
+    [row] = connections_with_limits(me.principal.account_id, [connection])
+    return render(request, "web/connected_app_revoke.html", {"row": row})

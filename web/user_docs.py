@@ -42,8 +42,10 @@ class Guide:
 GUIDES = [
     Guide("dashboard", "Dashboard",
           "This site's pages: memories, keys, the explorer, team, audit log."),
+    Guide("connect", "Connecting apps by signing in",
+          "Claude.ai, ChatGPT, Claude Code, VS Code, Cursor without a key; revoking them."),
     Guide("agents", "Connecting agents",
-          "Each client's setting, and the MCP transport."),
+          "Each client's setting with a key, and the MCP transport."),
     Guide("coding-agents", "Coding agents",
           "The memory command for coding agents: setup, notes, EchoVault vaults."),
     Guide("api", "REST API",

@@ -23,6 +23,7 @@ from django.contrib.auth import get_user_model
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db.models import Max, Min, Q, QuerySet
 
+from accounts.connections import app_names
 from accounts.models import ApiKey, Membership
 from accounts.principal import Principal
 from audit.chain import ACCOUNT_PARTITION
@@ -114,6 +115,12 @@ class EventRow:
     event: AuditEvent
     holder: str
     key: ApiKey | None
+    app: str | None = None  # the connected app (OAuth client) that acted for the holder
+
+    @property
+    def actor(self) -> str:
+        """Who acted, in words: the person, or the app they connected acting for them."""
+        return f"{self.app} (connected app) for {self.holder}" if self.app else self.holder
 
     @property
     def erased(self) -> bool:
@@ -154,7 +161,8 @@ def _shown(value: Any) -> str:
 
 def _rows(events: list[AuditEvent], keys: dict[int, ApiKey] | None, account_id: int,
           ) -> list[EventRow]:
-    """Names for a batch of events in two queries at most, whatever the batch size."""
+    """Names for a batch of events in three queries at most, whatever the batch size (the
+    third only when a connected app acted)."""
     holder_ids = {e.holder_id for e in events if e.holder_id is not None}
     holders = {user.pk: user.email or user.username
                for user in get_user_model().objects.filter(pk__in=holder_ids)
@@ -164,9 +172,10 @@ def _rows(events: list[AuditEvent], keys: dict[int, ApiKey] | None, account_id: 
         keys = {key.pk: key for key in ApiKey.objects.filter(pk__in=key_ids,
                                                              account_id=account_id)
                 .only("pk", "name", "prefix", "tool")} if key_ids else {}
+    apps = app_names(account_id=account_id, tools={e.tool for e in events if e.key_id is None})
     return [EventRow(e, holders.get(e.holder_id, "the server" if e.holder_id is None
                                     else f"user {e.holder_id} (removed)"),
-                     keys.get(e.key_id)) for e in events]
+                     keys.get(e.key_id), apps.get(e.tool)) for e in events]
 
 
 @dataclass(frozen=True)
@@ -212,7 +221,7 @@ def export_rows(principal: Principal, role: str, wanted: AuditFilter, *,
 
 
 EXPORT_COLUMNS = ["seq", "at", "memory", "scope", "action", "object_id", "session_id",
-                  "holder", "key", "tool", "erased", "before", "after", "hash"]
+                  "holder", "key", "app", "tool", "erased", "before", "after", "hash"]
 
 
 def export_record(row: EventRow) -> dict[str, Any]:
@@ -222,7 +231,7 @@ def export_record(row: EventRow) -> dict[str, Any]:
         "seq": event.seq, "at": event.created_at.isoformat(), "memory": event.memory_name,
         "scope": row.scope, "action": event.action, "object_id": event.object_id,
         "session_id": event.session_id, "holder": row.holder, "key": row.key_label,
-        "tool": event.tool, "erased": row.erased, "before": event.before,
+        "app": row.app or "", "tool": event.tool, "erased": row.erased, "before": event.before,
         "after": event.after, "hash": event.hash,
     }
 

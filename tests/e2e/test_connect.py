@@ -1,17 +1,26 @@
 """The connect snippets in Chromium: the landing page and the dashboard's panel render,
-switching tabs shows each client's snippet, and a copy button puts it on the clipboard."""
+the apps that sign in first, switching tabs shows each client's snippet, and a copy button
+puts it on the clipboard."""
 
 from __future__ import annotations
+
+import re
 
 import pytest
 
 from echomem.agent_clients import clients
+from echomem.agent_connectors import connectors
+from echomem.oauth_settings import oauth_provider
+
+KEYS = re.compile("^With an API key")
+SIGN_IN = re.compile("^Sign in from the app")
 
 
 @pytest.mark.django_db(transaction=True)
 def test_landing_and_dashboard_connect_panel_switch_tabs_and_copy(live_server, alice, visits,
                                                                   settings):
     settings.OPEN_SIGNUP = True
+    settings.OAUTH2_PROVIDER = oauth_provider(live_server.url)
     page = visits.page
     # Bootstrap skips the tabs' fade then, so a screenshot shows the pane, not a transition.
     page.emulate_media(reduced_motion="reduce")
@@ -22,20 +31,33 @@ def test_landing_and_dashboard_connect_panel_switch_tabs_and_copy(live_server, a
 
     visits.goto(live_server.url + "/", wait_until="networkidle")
     assert page.get_by_role("link", name="Sign up").first.is_visible()
-    landing = page.get_by_role("tabpanel")
-    assert expected["Claude Code"].snippets[0].text.strip() in landing.inner_text()
-    page.get_by_role("tab", name="Cursor").click()
-    cursor = page.get_by_role("tabpanel", name="Cursor")
+    signing_in = page.get_by_role("group", name=SIGN_IN)
+    claude_ai = connectors(endpoint)[0]
+    assert claude_ai.snippets[0].text.strip() in signing_in.get_by_role("tabpanel").inner_text()
+    landing = page.get_by_role("group", name=KEYS)
+    assert expected["Claude Code"].snippets[0].text.strip() in landing.get_by_role(
+        "tabpanel").inner_text()
+    landing.get_by_role("tab", name="Cursor").click()
+    cursor = landing.get_by_role("tabpanel", name="Cursor")
     cursor.wait_for(state="visible")
     assert "Bearer ${env:ECHO_MEM_API_KEY}" in cursor.inner_text()
-    assert not page.get_by_role("tabpanel", name="Claude Code").is_visible()
+    assert not landing.get_by_role("tabpanel", name="Claude Code").is_visible()
 
     visits.goto(live_server.url + "/login/")
     page.get_by_label("Email").fill("alice")
     page.get_by_label("Password").fill("pw-alice")
     visits.click("button", "Sign in")
     assert page.url.endswith("/dashboard/")
-    panel = page.get_by_role("region", name="Connect your agent")
+    region = page.get_by_role("region", name="Connect your agent")
+    signing_in = region.get_by_role("group", name=SIGN_IN)
+    for connector in connectors(endpoint):
+        signing_in.get_by_role("tab", name=connector.label, exact=True).click()
+        page.locator(f"#connect-signin-{connector.id}.show").wait_for()
+        shown = signing_in.get_by_role("tabpanel", name=connector.label, exact=True)
+        for snippet in connector.snippets:
+            assert snippet.text.strip() in shown.inner_text()
+    page.screenshot(path=str(visits.folder / "cursor-sign-in-tab.png"), full_page=True)
+    panel = region.get_by_role("group", name=KEYS)
     for label, client in expected.items():
         panel.get_by_role("tab", name=label, exact=True).click()
         shown = panel.get_by_role("tabpanel", name=label, exact=True)

@@ -1,6 +1,7 @@
 """The connect snippets: one source (echomem.agent_clients) for the dashboard's panel, the
 landing page and docs/agents.md; each snippet valid in its own format, holding this
-server's endpoint and the key's variable, never a key."""
+server's endpoint and the key's variable, never a key. Before them, the clients that sign
+in (echomem.agent_connectors): their entries hold the endpoint and no credential at all."""
 
 from __future__ import annotations
 
@@ -21,9 +22,12 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from echomem.agent_clients import KEY_ENV, KEY_PLACEHOLDER, clients, snippets
+from echomem.agent_connectors import connectors
 from echomem.doc_regions import MarkersMissing, render
+from echomem.oauth_settings import oauth_provider
 from web import agent_docs
 from web.agent_docs import REGION
+from web.user_docs import heading_anchor
 
 DOC = REGION.doc
 
@@ -135,23 +139,74 @@ def page_text(reply) -> str:
 
 def test_the_dashboard_shows_a_tab_and_a_copy_button_per_client_with_this_servers_endpoint(
         client, alice, settings):
-    settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, "mem.example.org"]
+    settings.OAUTH2_PROVIDER = oauth_provider("https://mem.example.org")
+    settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, "mem.example.org", "other.example.org"]
     client.force_login(alice.user)
-    text = page_text(client.get("/dashboard/", HTTP_HOST="mem.example.org"))
-    for found in clients("http://mem.example.org/mcp"):
+    # The configured public URL, whatever Host the browser came by: an app signs in for it.
+    text = page_text(client.get("/dashboard/", HTTP_HOST="other.example.org"))
+    assert "other.example.org" not in text
+    for found in clients("https://mem.example.org/mcp"):
         assert f'id="connect-{found.id}-tab"' in text
         for number, snippet in enumerate(found.snippets, start=1):
             assert snippet.text in text
             assert f'data-copy="connect-{found.id}-{number}"' in text
+    for found in connectors("https://mem.example.org/mcp"):
+        assert f'id="connect-signin-{found.id}-tab"' in text
+        for number, snippet in enumerate(found.snippets, start=1):
+            assert snippet.text in text
+            assert f'data-copy="connect-signin-{found.id}-{number}"' in text
     assert "bootstrap.bundle.min.js" in text and "web/copy.js" in text
     assert "<script>" not in text and "onclick" not in text  # no inline scripts
     assert alice.plaintext not in text
 
 
+def test_the_panel_offers_signing_in_first_and_keys_after(client, alice):
+    client.force_login(alice.user)
+    text = page_text(client.get("/dashboard/"))
+    signin, keys = text.index("Sign in from the app"), text.index("With an API key")
+    assert signin < keys
+    first_tabs = re.findall(r'id="connect-([a-z-]+)-tab"', text)
+    assert first_tabs[:5] == ["signin-claude-ai", "signin-chatgpt", "signin-claude-code",
+                              "signin-vscode", "signin-cursor"]
+    assert 'href="/apps/"' in text[signin:keys] and 'href="/docs/connect/#chatgpt"' in text
+
+
+SIGN_IN = connectors(ENDPOINT)
+
+
+@pytest.mark.parametrize("snippet", [s for c in SIGN_IN for s in c.snippets],
+                         ids=lambda s: f"{s.client}-{s.language}")
+def test_every_sign_in_snippet_holds_the_endpoint_and_no_credential(snippet):
+    if snippet.language != "text":
+        assert parsed(snippet)
+    assert ENDPOINT in snippet.text
+    assert "Authorization" not in snippet.text and KEY_ENV not in snippet.text
+
+
+def test_each_sign_in_entry_has_the_shape_its_client_reads():
+    by_id = {c.id: {s.language: s for s in c.snippets} for c in SIGN_IN}
+    assert parsed(by_id["claude-code"]["bash"]) == [
+        "claude", "mcp", "add", "--transport", "http", "echo-memory", ENDPOINT]
+    assert parsed(by_id["claude-code"]["json"]) == {
+        "mcpServers": {"echo-memory": {"type": "http", "url": ENDPOINT}}}
+    assert parsed(by_id["vscode"]["json"]) == {
+        "servers": {"echo-memory": {"type": "http", "url": ENDPOINT}}}
+    assert parsed(by_id["cursor"]["json"]) == {"mcpServers": {"echo-memory": {"url": ENDPOINT}}}
+    assert by_id["claude-ai"]["text"].text.strip() == ENDPOINT
+    assert all(c.source.startswith("https://") for c in SIGN_IN)
+
+
+def test_docs_connect_md_has_a_section_for_every_client_that_signs_in():
+    doc = (DOC.parent / "connect.md").read_text(encoding="utf-8")
+    headings = {heading_anchor(h) for h in re.findall(r"^#+ (.+)$", doc, re.MULTILINE)}
+    assert {c.anchor for c in SIGN_IN} <= headings
+    assert "claude mcp add --transport http echo-memory http://localhost:8000/mcp" in doc
+
+
 def test_the_landing_page_shows_the_connect_snippet_and_the_way_in(client, settings):
     settings.OPEN_SIGNUP = True
     text = page_text(client.get("/"))
-    for found in clients("http://testserver/mcp")[:2]:  # Claude Code and Cursor
+    for found in clients("http://localhost:8000/mcp")[:2]:  # Claude Code and Cursor
         assert all(snippet.text in text for snippet in found.snippets)
     assert 'href="/signup/"' in text and 'href="/login/"' in text
     assert "Go to your dashboard" not in text

@@ -17,6 +17,7 @@ from accounts.models import Invitation, Membership
 from accounts.team import token_hash
 from memories.models import Entity, Episode, Memory, Note
 from tests.factories import signed_in_elsewhere
+from tests.web.test_security_headers import _connection
 
 
 def _web_patterns(patterns=None, prefix: str = "") -> list[tuple[str, URLPattern]]:
@@ -78,6 +79,8 @@ OTHER_ACCOUNTS = {
     "page": lambda outsider: "no-such-guide",
     # A session is a person's: another person's is not found, whoever's account it is in.
     "sign_in_id": lambda outsider: signed_in_elsewhere(outsider.user).pk,
+    # An app the outsider connected to their own account.
+    "connection_id": lambda outsider: _connection(outsider, "their-app").pk,
 }
 
 

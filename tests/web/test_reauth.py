@@ -20,12 +20,13 @@ from django.urls import URLPattern, URLResolver, get_resolver
 from django.utils import timezone
 
 from accounts import reauth
-from accounts.models import Account, ApiKey, Invitation, Membership
+from accounts.models import Account, ApiKey, Connection, Invitation, Membership
 from accounts.team import token_hash
 from billing import payments
 from memories.graph.services import memory_create
 from memories.models import Memory
 from tests.billing.usage_rows import sell
+from tests.web.test_security_headers import _connection
 from web import billing as billing_pages
 
 
@@ -60,12 +61,13 @@ def _world(alice, bob, settings, monkeypatch) -> dict[str, Any]:
                         lambda **_: went.append("portal") or "https://billing.stripe.com/x")
     monkeypatch.setattr(billing_pages, "has_stripe_customer", lambda account: True)
     return {"bob_membership": Membership.objects.get(user=bob.user), "invitation": invitation,
-            "went": went}
+            "went": went, "connection": _connection(bob)}
 
 
 def _actions(alice, bob, world) -> dict[str, Action]:
     member_id = world["bob_membership"].pk
     invitation_id = world["invitation"].pk
+    connection_id = world["connection"].pk
     return {action.route: action for action in [
         Action("keys/new/", "/keys/new/", {"name": "phone", "tool": "cursor"},
                lambda: ApiKey.objects.filter(name="phone").exists(), "/keys/new/"),
@@ -94,13 +96,16 @@ def _actions(alice, bob, world) -> dict[str, Action]:
                lambda: "checkout" in world["went"], "/billing", get_guarded=False),
         Action("billing/portal/", "/billing/portal/", {},
                lambda: "portal" in world["went"], "/billing", get_guarded=False),
+        Action("apps/<int:connection_id>/revoke/", f"/apps/{connection_id}/revoke/", {},
+               lambda: Connection.objects.get(pk=connection_id).revoked_at is not None,
+               f"/apps/{connection_id}/revoke/", get_guarded=False),
     ]}
 
 
 ROUTES = ["keys/new/", "memories/<str:name>/delete/", "account/delete/", "team/",
           "team/members/<int:member_id>/role/", "team/members/<int:member_id>/remove/",
           "team/invitations/<int:invitation_id>/revoke/", "billing/checkout/",
-          "billing/portal/"]
+          "billing/portal/", "apps/<int:connection_id>/revoke/"]
 
 
 @pytest.fixture

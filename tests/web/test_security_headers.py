@@ -15,7 +15,9 @@ from django.urls.resolvers import RoutePattern
 from django.utils import timezone
 from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
+from oauth2_provider.models import get_application_model
 
+from accounts.connections import connect
 from accounts.models import Invitation, Membership
 from accounts.team import token_hash
 from memories.models import Entity, Episode, Note
@@ -40,6 +42,17 @@ def _invitation(actor, token: str) -> Invitation:
     return Invitation.objects.create(
         account=actor.account, email="newcomer@example.com", token_hash=token_hash(token),
         invited_by=actor.user, expires_at=timezone.now() + timedelta(days=1))
+
+
+def _connection(actor, client_id: str = "an-app"):
+    """A connected app of the actor's (an OAuth client they allowed), made as consent does."""
+    app, _ = get_application_model().objects.get_or_create(
+        client_id=client_id, defaults={
+            "name": "An app", "client_type": "public",
+            "authorization_grant_type": "authorization-code",
+            "redirect_uris": "http://127.0.0.1:9/callback"})
+    return connect(user=actor.user, account_id=actor.account.pk, application=app,
+                   read_only=False, memory_ids=None, default_memory_id=None)
 
 
 def _own(route: str, param: str, actor) -> str:
@@ -80,6 +93,8 @@ def _own(route: str, param: str, actor) -> str:
         return "dashboard"
     if param == "sign_in_id":
         return str(signed_in_elsewhere(actor.user).pk)
+    if param == "connection_id":
+        return str(_connection(actor).pk)
     raise AssertionError(f"say how to make a real {param} for {route}")
 
 

@@ -42,6 +42,7 @@ from tests.routes import (
     json_door,
     page_door,
 )
+from tests.web.test_security_headers import _connection
 from tools.calling import run_validated
 from tools.registry import TOOLS
 
@@ -78,6 +79,7 @@ def world(alice, bob, settings):
         "invitation_id": str(invitation.pk),
         "token": tokens[0],
         "sign_in_id": str(signed_in_elsewhere(alice.user).pk),
+        "connection_id": str(_connection(bob).pk),
     }
     return known, {"anonymous": _client(None), "owner": _client(alice.user, alice.plaintext),
                    "member": _client(bob.user, bob.plaintext), "operator": _client(operator)}
