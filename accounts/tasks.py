@@ -4,6 +4,7 @@ Celery runs the same functions in its housekeeping thread (echomem/housekeeping.
 from __future__ import annotations
 
 from accounts.key_expiry import expiring_keys_mail
+from accounts.stale_registrations import delete_stale_registrations
 from echomem.celery import RETRIED, app
 
 
@@ -11,3 +12,9 @@ from echomem.celery import RETRIED, app
 def mail_expiring_keys() -> int:
     """Mail each key's holder a week before the key expires (once per key)."""
     return expiring_keys_mail()
+
+
+@app.task(**RETRIED)
+def delete_stale_oauth_registrations() -> int:
+    """Delete dynamically registered OAuth clients that were never connected."""
+    return delete_stale_registrations()

@@ -48,6 +48,8 @@ BEAT_SCHEDULE = {
                              "schedule": timedelta(minutes=30)},
     "mail-expiring-keys": {"task": "accounts.tasks.mail_expiring_keys",
                            "schedule": timedelta(minutes=30)},
+    "delete-stale-registrations": {"task": "accounts.tasks.delete_stale_oauth_registrations",
+                                   "schedule": timedelta(minutes=30)},
 }
 app.conf.beat_schedule = BEAT_SCHEDULE
 

@@ -17,8 +17,10 @@ INTERVAL_SECONDS = 3600.0
 
 def _jobs() -> list[tuple[str, Callable[[], object]]]:
     from accounts.key_expiry import expiring_keys_mail
+    from accounts.stale_registrations import delete_stale_registrations
 
-    return [("mail-expiring-keys", expiring_keys_mail)]
+    return [("mail-expiring-keys", expiring_keys_mail),
+            ("delete-stale-registrations", delete_stale_registrations)]
 
 
 def run_once() -> None:

@@ -22,7 +22,7 @@ OAUTH_SCOPES = {
 ACCESS_TOKEN_SECONDS = 3600
 REFRESH_TOKEN_SECONDS = 60 * 24 * 3600
 # Registrations made by software (RFC 7591) that never completed a consent are deleted
-# after this long (oauth/housekeeping.py).
+# after this long (accounts/stale_registrations.py).
 STALE_REGISTRATION_SECONDS = 24 * 3600
 # Dynamic registrations per client address an hour: generous, since a hosted connector
 # (Claude.ai, ChatGPT) registers once for each person who adds it, from a few addresses.

@@ -25,10 +25,12 @@ from accounts.where_from import network_of
 from echomem import oauth_addresses
 from echomem.errors import EchoError
 from memories.catalog.selectors import account_memories
-from oauth.consent_forms import READ, WRITE, ConsentForm
+from oauth.consent_forms import READ, WRITE, ConsentForm, overlong
 from web.access import CURRENT_ACCOUNT
 from web.reauth import ask_to_confirm
 from web.verification import is_unverified
+
+PKCE_METHOD = "S256"
 
 
 def resource_accepted(values: list[str]) -> bool:
@@ -62,27 +64,49 @@ class Consent(AuthorizationView):
         return response
 
     def get(self, request, *args, **kwargs):
+        refused = self._refusal(request.GET.getlist("resource"))
+        return refused or super().get(request, *args, **kwargs)
+
+    def _refusal(self, resources: list[str]):
+        """The error answer for a request this server will not serve, before the page is
+        shown and again when it is posted (its hidden fields come back from the browser,
+        and django-oauth-toolkit checks them only after the connection would be made)."""
         try:
-            _scopes, credentials = self.validate_authorization_request(request)
+            _scopes, credentials = self.validate_authorization_request(self.request)
         except OAuthToolkitError as error:
             return self.error_response(error, application=None)
-        if not resource_accepted(request.GET.getlist("resource")):
-            return self._wrong_resource(credentials["client_id"], credentials["redirect_uri"],
-                                        credentials.get("state"))
-        return super().get(request, *args, **kwargs)
+        asked = (credentials["client_id"], credentials["redirect_uri"], credentials.get("state"))
+        if (not credentials.get("code_challenge")
+                or credentials.get("code_challenge_method") != PKCE_METHOD):
+            # django-oauth-toolkit refuses plain (and an empty challenge) only when it makes
+            # the code.
+            return self._refused(*asked, "invalid_request",
+                                 f"send a code_challenge with code_challenge_method={PKCE_METHOD}"
+                                 " (PKCE is required; RFC 9700 2.1.1: plain is not accepted)")
+        data = self.request.POST if self.request.method == "POST" else self.request.GET
+        problem = overlong(data)
+        if problem:
+            return self._refused(*asked, "invalid_request", problem)
+        if not accounts_of(self.request.user).exists():
+            return self._refused(*asked, "access_denied",
+                                 "the person signed in is not a member of any account, so "
+                                 "there is nothing to connect the app to")
+        if not resource_accepted(resources):
+            return self._refused(*asked, "invalid_target",
+                                 f"resource is required and must be "
+                                 f"{oauth_addresses.mcp_resource()}, the MCP endpoint tokens are "
+                                 "issued for (RFC 8707)")
+        return None
 
-    def _wrong_resource(self, client_id, redirect_uri, state):
+    def _refused(self, client_id, redirect_uri, state, code: str, description: str):
         application = get_application_model().objects.get(client_id=client_id)
         error = OAuthToolkitError(error=CustomOAuth2Error(
-            error="invalid_target", state=state,
-            description=f"resource is required and must be {oauth_addresses.mcp_resource()}, "
-                        "the MCP endpoint tokens are issued for (RFC 8707)"),
-            redirect_uri=redirect_uri)
+            error=code, state=state, description=description), redirect_uri=redirect_uri)
         return self.error_response(error, application)
 
     # -- the form -----------------------------------------------------------------------
 
-    def _account_id(self) -> int:
+    def _account_id(self) -> int | None:
         """The account the page is about: the one asked for (a switch link, or the form),
         else the one the person works in, else their first."""
         data = self.request.POST if self.request.method == "POST" else self.request.GET
@@ -91,7 +115,10 @@ class Consent(AuthorizationView):
                 return principal_for_member(self.request.user, int(chosen))[0].account_id
             except (TypeError, ValueError, EchoError):
                 continue
-        return principal_for_member(self.request.user)[0].account_id
+        try:
+            return principal_for_member(self.request.user)[0].account_id
+        except EchoError:
+            return None  # in no account at all: _refusal answers the app
 
     def _requested_scopes(self) -> set[str]:
         source = self.request.POST if self.request.method == "POST" else self.request.GET
@@ -123,11 +150,12 @@ class Consent(AuthorizationView):
         return context
 
     def form_valid(self, form):
-        if not form.cleaned_data.get("allow"):
-            return super().form_valid(form)
         data = form.cleaned_data
-        if not resource_accepted((data.get("resource") or "").split()):
-            return self._wrong_resource(data["client_id"], data["redirect_uri"], data.get("state"))
+        refused = self._refusal((data.get("resource") or "").split())
+        if refused:
+            return refused
+        if not data.get("allow"):
+            return super().form_valid(form)
         data["resource"] = oauth_addresses.mcp_resource()
         application = get_application_model().objects.get(client_id=data["client_id"])
         may_write = data["access"] == WRITE and settings.WRITE_SCOPE in self._requested_scopes()
@@ -152,7 +180,11 @@ class Consent(AuthorizationView):
         return super().form_valid(form)
 
     def form_invalid(self, form):
-        # The page again, with the request's own values (the app, its callback) intact.
+        # A request that is itself refused (no such app, a callback not registered) gets
+        # the OAuth error; else the page again, with its own values (the app, its callback).
+        refused = self._refusal((form.data.get("resource") or "").split())
+        if refused:
+            return refused
         self.oauth2_data = {key: form.data.get(key) for key in
                             ("client_id", "redirect_uri", "state", "scope", "resource")}
         application = (get_application_model().objects

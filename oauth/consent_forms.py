@@ -7,6 +7,16 @@ from django import forms
 from oauth2_provider.forms import AllowForm
 
 WRITE, READ = "write", "read"
+# The request's values django-oauth-toolkit keeps in columns of a set width (its Grant):
+# longer, they are refused by name rather than failing on the column.
+STORED_WIDTHS = {"nonce": 255, "code_challenge": 128, "code_challenge_method": 10}
+
+
+def overlong(params) -> str | None:
+    for name, width in STORED_WIDTHS.items():
+        if len(params.get(name) or "") > width:
+            return f"{name} is longer than {width} characters"
+    return None
 
 
 class ConsentForm(AllowForm):

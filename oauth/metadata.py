@@ -8,14 +8,15 @@ from __future__ import annotations
 from oauth2_provider.views import OAuthProtectedResourceMetadataView, OAuthServerMetadataView
 
 from echomem import oauth_addresses
+from oauth.tokens import JsonMethods
 
 
-class ResourceMetadata(OAuthProtectedResourceMetadataView):
+class ResourceMetadata(JsonMethods, OAuthProtectedResourceMetadataView):
     def get_resource_documentation(self):
         return f"{oauth_addresses.issuer()}/docs/connect/"
 
 
-class ServerMetadata(OAuthServerMetadataView):
+class ServerMetadata(JsonMethods, OAuthServerMetadataView):
     def get(self, request, *args, **kwargs):
         response = super().get(request, *args, **kwargs)
         response["Cache-Control"] = "public, max-age=300"

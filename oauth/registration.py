@@ -2,7 +2,7 @@
 themselves before anyone signs in), limited per address, with callbacks checked
 (oauth/redirects.py) before django-oauth-toolkit stores the client. A client may register
 as often as it likes; registrations never used for a consent are deleted after a day
-(oauth/housekeeping.py)."""
+(accounts/stale_registrations.py)."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from oauth2_provider.views import DynamicClientRegistrationView
 from echomem import ratelimit
 from echomem.client_address import client_key
 from oauth.redirects import redirect_uri_problem
+from oauth.tokens import JsonMethods
 
 MAX_BODY = 16 * 1024
 TEXT_FIELDS = {"client_name": 200, "client_uri": 2000, "logo_uri": 2000, "scope": 200}
@@ -31,7 +32,7 @@ def _refused(description: str, status: int = 400, error: str = "invalid_client_m
 
 
 @method_decorator(csrf_exempt, name="dispatch")
-class Registration(DynamicClientRegistrationView):
+class Registration(JsonMethods, DynamicClientRegistrationView):
     def post(self, request, *args, **kwargs):
         decision = ratelimit.hit(f"register:{client_key(request.META)}",
                                  limit=settings.OAUTH_REGISTRATIONS_PER_HOUR,
@@ -49,13 +50,16 @@ class Registration(DynamicClientRegistrationView):
             return _refused("send the client's metadata as a JSON object (RFC 7591 2)")
         if not isinstance(metadata, dict):
             return _refused("send the client's metadata as a JSON object (RFC 7591 2)")
+        # A null is a field left out (SDKs serialize unset fields so); django-oauth-toolkit
+        # would store a null client_name and fail on the column. It reads the body itself,
+        # so the body it reads is the metadata without them.
+        metadata = {field: value for field, value in metadata.items() if value is not None}
+        request._body = json.dumps(metadata).encode()
         problem = redirect_uri_problem(metadata.get("redirect_uris"))
         if problem:
             return _refused(problem, error="invalid_redirect_uri")
         for field, longest in TEXT_FIELDS.items():
-            value = metadata.get(field)
-            if value is None:
-                continue
+            value = metadata.get(field, "")
             if not isinstance(value, str) or len(value) > longest or "\x00" in value:
                 return _refused(f"{field} must be a string of at most {longest} characters "
                                 "without NUL")

@@ -3,11 +3,11 @@ metadata view reverses `oauth2_provider:authorize` and the others), under /oauth
 discovery documents at the well-known paths RFC 8414, RFC 9728 and OpenID discovery give."""
 
 from django.urls import path
-from oauth2_provider import views as dot
 
 from oauth.consent import Consent
 from oauth.metadata import ResourceMetadata, ServerMetadata
 from oauth.registration import Registration
+from oauth.tokens import RegistrationManagement, Revoke, Token
 
 app_name = "oauth2_provider"
 
@@ -22,9 +22,9 @@ urlpatterns = [
     path(".well-known/openid-configuration", ServerMetadata.as_view(),
          name="openid-configuration"),
     path("oauth/authorize", Consent.as_view(), name="authorize"),
-    path("oauth/token", dot.TokenView.as_view(), name="token"),
-    path("oauth/revoke", dot.RevokeTokenView.as_view(), name="revoke-token"),
+    path("oauth/token", Token.as_view(), name="token"),
+    path("oauth/revoke", Revoke.as_view(), name="revoke-token"),
     path("oauth/register", Registration.as_view(), name="dcr-register"),
-    path("oauth/register/<str:client_id>", dot.DynamicClientRegistrationManagementView.as_view(),
+    path("oauth/register/<str:client_id>", RegistrationManagement.as_view(),
          name="dcr-register-management"),
 ]

@@ -35,9 +35,12 @@ HOSTILE: dict[str, tuple[str | bytes, ...]] = {
     "non-UTF-8": (b"\xff\xfe\xc3(",),
 }
 _PLAIN_SPELLINGS = ("x", "/x", "1")
-# Where a refusal must be JSON: the agents' doors, Stripe's webhook, and the passkey
-# ceremonies the security and second-step pages' script calls (web/passkey_urls.py).
-JSON_PREFIXES = ("/mcp", "/api/", "/api", "/billing/stripe/", "/account/security/webauthn/")
+# Where a refusal must be JSON: the agents' doors, Stripe's webhook, the passkey
+# ceremonies the security and second-step pages' script calls (web/passkey_urls.py), and
+# the OAuth server's endpoints for software (all but the consent page, which is a page).
+JSON_PREFIXES = ("/mcp", "/api/", "/api", "/billing/stripe/", "/account/security/webauthn/",
+                 "/oauth/register", "/oauth/token", "/oauth/revoke", "/.well-known/oauth-",
+                 "/.well-known/openid-configuration")
 
 
 def json_door(path: str) -> bool:

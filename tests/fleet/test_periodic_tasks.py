@@ -33,6 +33,9 @@ COVERED = {
     "accounts.tasks.mail_expiring_keys": "tests/accounts/test_scoped_keys.py::"
                                          "test_beat_and_the_single_boxs_housekeeping_both_send"
                                          "_the_expiry_mail",
+    "accounts.tasks.delete_stale_oauth_registrations":
+        "tests/oauth/test_stale_registrations.py::"
+        "test_beat_and_the_single_boxs_housekeeping_both_delete_stale_registrations",
 }
 
 

@@ -27,6 +27,8 @@ def test_no_key_is_401_and_says_to_send_a_bearer_header(mcp_for, db):
 @pytest.mark.parametrize("header, words", [
     ("Basic dXNlcjpwdw==", "Bearer scheme"),
     ("Bearer not-a-key", "malformed"),
+    # An OAuth access token's kind (emat_), but not one we issued.
+    ("Bearer emat_" + "x" * 43, "access token is not valid"),
     ("Bearer em_0123456789ab_" + "A" * 43, "not valid"),
 ])
 def test_a_bad_key_is_401_naming_the_problem(client, db, header, words):

@@ -218,9 +218,12 @@ def test_client_info_the_session_cannot_keep_is_refused_by_member(
     rpc_error(response, 400, -32602, field)
 
 
-# Abuse: requests without a usable key are limited per client address.
+# Abuse: bad keys (guesses at a key) are limited per client address. Requests with no
+# credential or an OAuth token we never issued guess nothing; they count in the far larger
+# challenge window (tests/oauth/test_refusal_counting.py).
 
-BAD_KEYS = [None, "Bearer nonsense", "Bearer em_000000000000_" + "x" * 43, "Basic abc"]
+BAD_KEY = "em_000000000000_" + "x" * 43
+BAD_KEYS = [f"Bearer {BAD_KEY}", "Bearer em_nonsense", "Basic abc", "Bearer"]
 
 
 def test_requests_without_a_valid_key_are_limited_per_address_at_both_doors(
@@ -228,43 +231,45 @@ def test_requests_without_a_valid_key_are_limited_per_address_at_both_doors(
     settings.UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE = 4
     anonymous = mcp_for(None, initialize=False)
     for header in BAD_KEYS:
-        headers = {"Authorization": header} if header else {}
-        assert anonymous.request("ping", **headers).status_code == 401
-    flooded = anonymous.request("ping", Authorization="Bearer nonsense")
+        assert anonymous.request("ping", Authorization=header).status_code == 401
+    flooded = anonymous.request("ping", Authorization=f"Bearer {BAD_KEY}")
     error = rpc_error(flooded, 429, -32000, "Authorization")
     assert flooded["Retry-After"] == "60"
     assert "without a valid key" in error["message"]
-    rest_refused = rest(client, None, "query_memory", "{}", Authorization="Bearer nonsense")
+    rest_refused = rest(client, None, "query_memory", "{}", Authorization=f"Bearer {BAD_KEY}")
     assert rest_error(rest_refused, 429, "Authorization")["retry_after"] == 60
-    # A valid key from the same address is not limited by others' bad keys.
+    # A valid key from the same address is not limited by others' bad keys, and neither
+    # is a request that sends no credential at all (an OAuth client's first request).
     assert mcp_for(alice).request("ping").status_code == 200
+    assert anonymous.request("ping").status_code == 401
     # Another address has its own window.
     elsewhere = client.post("/mcp", data="{}", content_type="application/json",
-                            REMOTE_ADDR="192.0.2.7")
+                            REMOTE_ADDR="192.0.2.7", HTTP_AUTHORIZATION=f"Bearer {BAD_KEY}")
     assert elsewhere.status_code == 401
     fake_clock.advance(60)
-    assert anonymous.request("ping").status_code == 401
+    assert anonymous.request("ping", Authorization=f"Bearer {BAD_KEY}").status_code == 401
 
 
-def test_ipv6_clients_are_limited_per_64(client, settings, fake_clock):
+def _with_bad_key(client, **meta):
+    return client.post("/mcp", data="{}", content_type="application/json",
+                       HTTP_AUTHORIZATION=f"Bearer {BAD_KEY}", **meta)
+
+
+def test_ipv6_clients_are_limited_per_64(client, db, settings, fake_clock):
     settings.UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE = 2
     for host in ("2001:db8::1", "2001:db8::2"):
-        assert client.post("/mcp", data="{}", content_type="application/json",
-                           REMOTE_ADDR=host).status_code == 401
-    assert client.post("/mcp", data="{}", content_type="application/json",
-                       REMOTE_ADDR="2001:db8::3").status_code == 429
-    assert client.post("/mcp", data="{}", content_type="application/json",
-                       REMOTE_ADDR="2001:db8:0:1::1").status_code == 401
+        assert _with_bad_key(client, REMOTE_ADDR=host).status_code == 401
+    assert _with_bad_key(client, REMOTE_ADDR="2001:db8::3").status_code == 429
+    assert _with_bad_key(client, REMOTE_ADDR="2001:db8:0:1::1").status_code == 401
 
 
-def test_behind_trusted_proxies_the_forwarded_address_is_the_client(client, settings,
+def test_behind_trusted_proxies_the_forwarded_address_is_the_client(client, db, settings,
                                                                    fake_clock):
     settings.UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE = 1
     settings.TRUSTED_PROXY_HOPS = 1
 
     def post(forwarded: str):
-        return client.post("/mcp", data="{}", content_type="application/json",
-                           REMOTE_ADDR="10.0.0.1", HTTP_X_FORWARDED_FOR=forwarded)
+        return _with_bad_key(client, REMOTE_ADDR="10.0.0.1", HTTP_X_FORWARDED_FOR=forwarded)
 
     assert post("spoofed, 198.51.100.1").status_code == 401
     assert post("198.51.100.1").status_code == 429

@@ -13,8 +13,13 @@ from html import unescape
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 import pytest
+from django.test import Client
+from oauth2_provider.models import get_access_token_model, get_refresh_token_model
 
+from accounts.models import Connection
 from echomem import oauth_addresses
+from memories.models import Fact
+from tests.mcp.conftest import Mcp
 
 CALLBACK = "http://127.0.0.1:33418/callback"
 
@@ -77,17 +82,80 @@ class Flow:
         assert location.startswith(self.redirect_uri), location
         return {k: v[0] for k, v in parse_qs(urlsplit(location).query).items()}
 
+    def authorize(self, challenge: str, **query):
+        """The consent page's GET, as the browser sends it."""
+        return self.client.get(self.authorize_url(challenge, **query))
+
     def token(self, **data):
         return self.client.post("/oauth/token", data={"client_id": self.client_id, **data})
 
-    def tokens(self, choices: dict | None = None, **query) -> dict:
+    def exchange(self, code: str, verifier: str, **data):
+        """The code for tokens (RFC 6749 4.1.3), with PKCE's verifier and RFC 8707's resource."""
+        return self.token(**{"grant_type": "authorization_code", "code": code,
+                             "redirect_uri": self.redirect_uri, "code_verifier": verifier,
+                             "resource": oauth_addresses.mcp_resource(), **data})
+
+    def code(self, choices: dict | None = None, **query) -> tuple[str, str]:
+        """A fresh code after consent, and the verifier that redeems it."""
         verifier, challenge = pkce_pair()
-        answer = self.code_from(self.consent(challenge, choices=choices, **query))
-        response = self.token(grant_type="authorization_code", code=answer["code"],
-                              redirect_uri=self.redirect_uri, code_verifier=verifier,
-                              resource=oauth_addresses.mcp_resource())
+        return self.code_from(self.consent(challenge, choices=choices, **query))["code"], verifier
+
+    def tokens(self, choices: dict | None = None, **query) -> dict:
+        response = self.exchange(*self.code(choices, **query))
         assert response.status_code == 200, response.content
         return response.json()
+
+    def refresh(self, refresh_token: str, **data):
+        return self.token(grant_type="refresh_token", refresh_token=refresh_token, **data)
+
+    def revoke(self, token: str, **data):
+        """RFC 7009 revocation, as this (public) client."""
+        return self.client.post("/oauth/revoke",
+                                data={"client_id": self.client_id, "token": token, **data})
+
+    def mcp(self, access_token: str, *, initialize: bool = True) -> Mcp:
+        """An MCP client holding the token, with no cookies of the signed-in browser."""
+        session = Mcp(Client(), access_token)
+        if initialize:
+            session.initialize()
+        return session
+
+
+def redirected_error(response) -> dict[str, str]:
+    """The error an authorization request sent back to the client's callback (RFC 6749
+    4.1.2.1)."""
+    assert response.status_code == 302, response.content[:2000]
+    return {k: v[0] for k, v in parse_qs(urlsplit(response["Location"]).query).items()}
+
+
+def page_error(response, error: str, status: int = 400) -> str:
+    """An error the consent page shows instead of redirecting (the callback is not trusted)."""
+    assert response.status_code == status, (response.status_code, response.content[:2000])
+    text = unescape(response.content.decode())
+    assert error in text, text[:3000]
+    return text
+
+
+def token_error(response, error: str, status: int = 400) -> dict:
+    assert response.status_code == status, response.content
+    body = response.json()
+    assert body["error"] == error, body
+    return body
+
+
+def written() -> dict[str, int]:
+    """What a refused request must leave as it was."""
+    return {"connections": Connection.objects.count(),
+            "access tokens": get_access_token_model().objects.count(),
+            "refresh tokens": get_refresh_token_model().objects.count(),
+            "facts": Fact.objects.count()}
+
+
+def register(client, *, redirect_uri: str = CALLBACK, **metadata) -> Flow:
+    """Another client registered dynamically (an app of its own), in the same browser."""
+    registered = Flow(client, client_id="", redirect_uri=redirect_uri).register(**metadata)
+    assert registered.status_code == 201, registered.content
+    return Flow(client, client_id=registered.json()["client_id"], redirect_uri=redirect_uri)
 
 
 @pytest.fixture
@@ -98,6 +166,4 @@ def signed_in(client, alice):
 
 @pytest.fixture
 def flow(signed_in) -> Flow:
-    registered = Flow(signed_in, client_id="").register()
-    assert registered.status_code == 201, registered.content
-    return Flow(signed_in, client_id=registered.json()["client_id"])
+    return register(signed_in)

@@ -65,13 +65,21 @@ def _admin_sign_in(client, address):
                        REMOTE_ADDR=address)
 
 
+def _bad_key_api(client, address):
+    return client.post("/mcp", data="{}", content_type="application/json",
+                       HTTP_AUTHORIZATION="Bearer em_000000000000_" + "x" * 43,
+                       REMOTE_ADDR=address)
+
+
 def _keyless_api(client, address):
     return client.post("/mcp", data="{}", content_type="application/json",
                        REMOTE_ADDR=address)
 
 
+# A bad key counts in UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE's window, a request with no
+# credential in CHALLENGE_RATE_LIMIT_PER_MINUTE's: both under the same client key.
 DOORS = {"sign-in": (_sign_in, 200), "admin sign-in": (_admin_sign_in, 200),
-         "API without a key": (_keyless_api, 401)}
+         "API with a bad key": (_bad_key_api, 401), "API without a key": (_keyless_api, 401)}
 
 
 @pytest.mark.parametrize("door", DOORS)
@@ -81,6 +89,7 @@ def test_every_door_counts_a_client_under_the_same_key(client, db, settings, fak
     settings.WEB_RATE_LIMITS = {**settings.WEB_RATE_LIMITS, "login_ip": "1/m",
                                 "login_email": "1000/m"}
     settings.UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE = 1
+    settings.CHALLENGE_RATE_LIMIT_PER_MINUTE = 1
     knock, answered = DOORS[door]
     assert knock(client, first).status_code == answered
     assert knock(client, second).status_code == (429 if same else answered)
