@@ -33,6 +33,7 @@ OAUTH_REGISTRATIONS_PER_HOUR = int(os.environ.get("ECHO_MEMORY_OAUTH_REGISTRATIO
 def oauth_provider(issuer: str) -> dict:
     """OAUTH2_PROVIDER for an issuer: the box's configured public URL, never a Host header."""
     return {
+        "OAUTH2_VALIDATOR_CLASS": "oauth.validator.ConnectorValidator",
         "ACCESS_TOKEN_GENERATOR": "accounts.keys.new_access_token",
         "REFRESH_TOKEN_GENERATOR": "accounts.keys.new_refresh_token",
         "SCOPES": OAUTH_SCOPES,

@@ -56,7 +56,7 @@ def test_callbacks_that_cannot_be_registered(db, callback):
 def test_the_consent_form_may_redirect_to_the_registered_callback(signed_in, name):
     answer = register(signed_in, name, CALLBACKS[name])
     flow = Flow(signed_in, client_id=answer.json()["client_id"], redirect_uri=CALLBACKS[name])
-    verifier, challenge = pkce_pair()
+    _verifier, challenge = pkce_pair()
     page = signed_in.get(flow.authorize_url(challenge))
     assert page.status_code == 200
     policy = page["Content-Security-Policy"]

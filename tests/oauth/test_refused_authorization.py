@@ -29,18 +29,21 @@ def test_a_wrong_code_is_invalid_grant_and_issues_nothing(flow):
     assert written() == before
 
 
-def test_a_code_used_twice_is_refused_the_second_time(flow):
-    """RFC 6749 4.1.2: a code is single use. django-oauth-toolkit deletes the grant when it
-    is redeemed, so the replay is invalid_grant; it does NOT revoke the tokens the first
-    exchange issued (the RFC's SHOULD): it keeps no link from a code to its tokens."""
+def test_a_code_used_twice_is_refused_and_revokes_what_it_issued(flow):
+    """RFC 6749 4.1.2: a code is single use, and a replay SHOULD revoke the tokens the
+    first exchange issued (someone else holds the code). django-oauth-toolkit refuses the
+    replay; oauth/validator.py remembers the trade and revokes them."""
     code, verifier = flow.code()
     first = flow.exchange(code, verifier)
     assert first.status_code == 200, first.content
-    before = written()
+    tokens = first.json()
+    session = flow.mcp(tokens["access_token"])
+    assert session.request("ping").status_code == 200
+    facts = written()["facts"]
     token_error(flow.exchange(code, verifier), "invalid_grant")
-    assert written() == before
-    # What DOT does today: the first exchange's token keeps working.
-    assert flow.mcp(first.json()["access_token"]).request("ping").status_code == 200
+    assert written()["facts"] == facts
+    assert session.request("ping").status_code == 401
+    token_error(flow.refresh(tokens["refresh_token"]), "invalid_grant")
 
 
 def test_a_wrong_code_verifier_is_invalid_grant(flow):
