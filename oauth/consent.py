@@ -10,6 +10,7 @@ from __future__ import annotations
 from urllib.parse import urlsplit
 
 from django.conf import settings
+from django.shortcuts import render
 from django.utils.decorators import method_decorator
 from django.views.decorators.cache import never_cache
 from oauth2_provider.exceptions import OAuthToolkitError
@@ -54,8 +55,13 @@ class Consent(AuthorizationView):
     form_class = ConsentForm
 
     def dispatch(self, request, *args, **kwargs):
-        if request.user.is_authenticated and not identity_checked_recently(request.session):
-            return ask_to_confirm(request)
+        if request.user.is_authenticated:
+            if not identity_checked_recently(request.session):
+                return ask_to_confirm(request)
+            if is_unverified(request.user):
+                # A connection is a credential, as a key is, and keys wait for a confirmed
+                # address too; this page is where the person comes back to (a reload).
+                return render(request, "oauth/confirm_email_first.html", status=403)
         response = super().dispatch(request, *args, **kwargs)
         source = callback_source(self.oauth2_data.get("redirect_uri")
                                  or request.POST.get("redirect_uri"))
@@ -144,7 +150,6 @@ class Consent(AuthorizationView):
             "account_id": getattr(self, "account_id", None),
             "callback_host": urlsplit(redirect_uri).netloc or redirect_uri,
             "by_document": bool(application and application.client_id.startswith("https://")),
-            "email_unverified": is_unverified(self.request.user),
             "switch_query": self.request.GET.urlencode() if self.request.method == "GET" else "",
         })
         return context

@@ -1,6 +1,6 @@
 """Consent is a sign-in: the password first (with the whole authorize request kept through
 `next`), then the second factor where the person has one, then a recent check of who they
-are; an unconfirmed email may consent and is told so on the page."""
+are; and, as for keys, a confirmed email address."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from accounts.models import Connection
 from tests.oauth.conftest import Flow, pkce_pair
 from tests.second_factor_codes import app_code
 from tests.web.test_second_factor_sign_in import SECOND, app_on
+from web.models import UnverifiedEmail
 from web.verification import mark_unverified
 
 
@@ -69,15 +70,19 @@ def test_a_stale_session_confirms_who_it_is_before_the_consent_page(signed_in, f
     assert not Connection.objects.exists()
 
 
-def test_an_unconfirmed_email_may_consent_and_is_told_so(signed_in, flow, alice):
+def test_an_unconfirmed_email_confirms_it_before_consenting(signed_in, flow, alice):
+    """A connection is a credential like a key, and keys wait for a confirmed address."""
     _verifier, challenge = pkce_pair()
-    confirmed = signed_in.get(flow.authorize_url(challenge)).content.decode()
-    assert "not confirmed" not in confirmed
+    asked = flow.authorize_url(challenge)
     alice.user.email = "alice@example.com"
     alice.user.save()
     mark_unverified(alice.user)
-    page = signed_in.get(flow.authorize_url(challenge)).content.decode()
-    assert "Your email address is not confirmed yet" in page
-    assert "You may connect apps anyway" in page
-    tokens = flow.tokens()
-    assert tokens["access_token"].startswith("emat_")
+    page = signed_in.get(asked)
+    assert page.status_code == 403
+    assert "Confirm your email before connecting an app" in page.content.decode()
+    assert "alice@example.com" in page.content.decode()
+    posted = signed_in.post("/oauth/authorize", {"client_id": flow.client_id, "allow": "1"})
+    assert posted.status_code == 403 and not Connection.objects.exists()
+    UnverifiedEmail.objects.filter(user=alice.user).delete()  # the link was opened
+    assert signed_in.get(asked).status_code == 200
+    assert flow.tokens()["access_token"].startswith("emat_")

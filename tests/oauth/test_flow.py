@@ -35,3 +35,13 @@ def test_discovery_registration_consent_token_and_a_call(flow, alice):
     assert not found["result"].get("isError"), found
     facts = found["result"]["structuredContent"]["facts"]
     assert any("pool" in fact["fact"] for fact in facts)
+
+
+def test_the_consent_form_posts_to_the_bare_path(flow):
+    """A browser posts a form without an action to the page's own URL, query and all; the
+    request's fields would then arrive twice (query and body), which OAuth refuses."""
+    from tests.oauth.conftest import pkce_pair
+
+    _verifier, challenge = pkce_pair()
+    page = flow.client.get(flow.authorize_url(challenge)).content.decode()
+    assert '<form method="post" action="/oauth/authorize" novalidate>' in page
