@@ -6,7 +6,19 @@ from __future__ import annotations
 
 import os
 
-OAUTH_APPS = ["oauth2_provider", "oauth"]
+OAUTH_APPS = ["oauth2_provider", "corsheaders", "oauth"]
+# First in MIDDLEWARE (django-cors-headers answers preflights before anything else runs).
+OAUTH_MIDDLEWARE = ["corsheaders.middleware.CorsMiddleware"]
+# Browser-based MCP clients (the MCP Inspector, web apps) register, trade codes and revoke
+# from their own origin: those endpoints and the discovery documents answer CORS, to any
+# origin and without credentials (none of them reads a cookie). /mcp, /api and the pages
+# send no CORS headers, as before.
+CORS_URLS_REGEX = (r"^/(oauth/(token|revoke|register)(/.*)?|"
+                   r"\.well-known/(oauth-protected-resource|oauth-authorization-server|"
+                   r"openid-configuration)(/.*)?)$")
+CORS_ALLOW_ALL_ORIGINS = True
+CORS_ALLOW_CREDENTIALS = False
+CORS_ALLOW_HEADERS = ["accept", "authorization", "content-type", "mcp-protocol-version"]
 OAUTH2_PROVIDER_APPLICATION_MODEL = "oauth2_provider.Application"
 
 # What a connection may do; the consent page says it in these words. A connection that may

@@ -29,8 +29,7 @@ ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[:
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 # A form refused for its CSRF token gets the site's page saying what to do (reload, cookies).
 CSRF_FAILURE_VIEW = "echomem.error_pages.csrf_failure"
-# Messages wait in the server-side session, not in a cookie: the admin shows a new key's
-# secret in one, and a secret never travels but in the page that shows it.
+# Messages wait in the session, not a cookie: the admin shows a new key's secret in one.
 MESSAGE_STORAGE = "django.contrib.messages.storage.session.SessionStorage"
 
 # The public address agents are told to use; quickstart derives it from --host/--port.
@@ -211,6 +210,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     # First, so the request id is set before anything logs and every answer is counted.
     "echomem.middleware.RequestObservability",
+    *OAUTH_MIDDLEWARE,  # noqa: F405  CORS for the OAuth endpoints, before anything answers
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",

@@ -7,7 +7,7 @@ callback, which the page's CSP lets the form redirect to."""
 
 from __future__ import annotations
 
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from django.conf import settings
 from django.shortcuts import render
@@ -39,6 +39,18 @@ def resource_accepted(values: list[str]) -> bool:
     return len(values) == 1 and values[0].rstrip("/") == oauth_addresses.mcp_resource()
 
 
+def with_issuer(redirect_to: str) -> str:
+    """An error sent back to the app names the issuer too (RFC 9207 2: every authorization
+    response; django-oauth-toolkit adds it to the code's alone)."""
+    parts = urlsplit(redirect_to)
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    names = {name for name, _ in query}
+    if "error" not in names or "iss" in names:
+        return redirect_to
+    query.append(("iss", oauth_addresses.issuer()))
+    return urlunsplit(parts._replace(query=urlencode(query)))
+
+
 def callback_source(redirect_uri: str | None) -> str | None:
     """The CSP source the consent form's redirect goes to (Chrome applies form-action to it)."""
     if not redirect_uri:
@@ -68,6 +80,9 @@ class Consent(AuthorizationView):
         if source:
             response._csp_update = {"form-action": ["'self'", source]}
         return response
+
+    def redirect(self, redirect_to, application):
+        return super().redirect(with_issuer(redirect_to), application)
 
     def get(self, request, *args, **kwargs):
         refused = self._refusal(request.GET.getlist("resource"))

@@ -45,3 +45,19 @@ def test_the_consent_form_posts_to_the_bare_path(flow):
     _verifier, challenge = pkce_pair()
     page = flow.client.get(flow.authorize_url(challenge)).content.decode()
     assert '<form method="post" action="/oauth/authorize" novalidate>' in page
+
+
+def test_deny_sends_the_app_access_denied_with_the_issuer(flow):
+    """RFC 6749 4.1.2.1 and RFC 9207 2: the error goes to the callback with state and iss,
+    and nothing is connected."""
+    from accounts.models import Connection
+    from tests.oauth.conftest import form_fields, pkce_pair
+
+    _verifier, challenge = pkce_pair()
+    page = flow.client.get(flow.authorize_url(challenge, state="deny-me"))
+    fields = form_fields(page.content.decode())
+    denied = flow.client.post("/oauth/authorize", data=fields)  # no `allow`
+    answer = flow.code_from(denied)
+    assert answer["error"] == "access_denied" and answer["state"] == "deny-me"
+    assert answer["iss"] == oauth_addresses.issuer()
+    assert not Connection.objects.exists()
