@@ -205,7 +205,8 @@ def test_quickstart_and_serve_from_any_folder(installed, servers, tmp_path):
     server.wait_healthy(port)
     base = f"http://127.0.0.1:{port}"
     home_page = httpx.get(f"{base}/")
-    assert home_page.status_code == 200 and f"{base}/mcp" in home_page.text
+    # The box names itself by host name (OAuth's issuer, a passkey's relying party).
+    assert home_page.status_code == 200 and f"http://localhost:{port}/mcp" in home_page.text
     # The user docs, from the wheel's own copy (no docs/ folder on this box).
     guide = httpx.get(f"{base}/docs/self-hosting/")
     assert guide.status_code == 200 and 'id="building-and-installing-the-wheel"' in guide.text

@@ -87,6 +87,7 @@ NOT_CREATES = {
     "confirm/": "confirms it's you (a time in the session, no row)",
     "account/sessions/": "a page", "account/sessions/<int:sign_in_id>/sign-out/": "signs out",
     "account/sessions/sign-out-others/": "signs out",
+    "apps/": "a page", "apps/<int:connection_id>/revoke/": "revokes a connected app",
     "account/password/": "changes a password",
     "admin/password_change/": "the admin's own password change (changes a password)",
 }
