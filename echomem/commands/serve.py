@@ -140,6 +140,11 @@ def _say_how_to_connect(endpoint: str, shown_key: str) -> None:
                "claude-desktop), with the key read from your environment:")
     click.echo(f"  export ECHO_MEM_API_KEY={shown_key}")
     click.echo(f"  {_memory_command()} setup claude-code")
+    # Clients that speak MCP's OAuth need no key: they open the consent page (docs/connect.md).
+    click.echo("\nOr sign in from the client, with no key (Claude Code, VS Code, Cursor; set a "
+               "password first, below):")
+    click.echo(f"  claude mcp add --transport http echo-memory {endpoint}   # then /mcp in "
+               "Claude Code")
 
 
 def _say_how_to_sign_in(user, base_url: str) -> None:
