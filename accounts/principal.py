@@ -63,10 +63,15 @@ class Principal:
     def identity(self) -> str:
         """Who owns sessions and a rate-limit window: the key, or the keyless box user."""
         if self.key_id is not None:
-            return f"key:{self.key_id}"
+            return key_identity(self.key_id)
         if self.connection_id is not None:
             return f"connection:{self.connection_id}"
         return f"self-hosted:{self.holder_id}:{self.tool}"
+
+
+def key_identity(key_id: int) -> str:
+    """A key's sessions and rate-limit window are under this name (the keys page reads it)."""
+    return f"key:{key_id}"
 
 
 def principal_from_authorization(header: str | None, *, client_address: str | None = None,

@@ -8,14 +8,14 @@ counts against that key's window, whatever follows.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
 from accounts import keys
-from accounts.principal import Principal, principal_from_authorization
-from echomem import log_context, metrics, ratelimit
+from accounts.principal import Principal, key_identity, principal_from_authorization
+from echomem import log_context, metrics, ratelimit, ratelimit_headers
 from echomem.client_address import client_address, client_key
 from echomem.errors import AuthenticationFailed, RateLimited
 from echomem.origins import check_origin
@@ -55,7 +55,7 @@ def admit(request) -> Principal:
         raise
     log_context.bind(account=principal.account_id,
                      key_prefix=_key_prefix(request.headers.get("Authorization"), principal))
-    count(principal)
+    count(principal, request=request)
     return principal
 
 
@@ -89,11 +89,14 @@ def _key_prefix(header: str | None, principal: Principal) -> str | None:
     return parsed[0] if parsed else None
 
 
-def count(principal: Principal, requests: int = 1) -> None:
+def count(principal: Principal, requests: int = 1, *, request=None) -> None:
     """Count `requests` more against the key's window, all or none; RateLimited if they
-    do not fit (a JSON-RPC batch counts each of its messages)."""
+    do not fit (a JSON-RPC batch counts each of its messages). The window as it now stands
+    goes on `request`'s reply, refused or not (echomem/ratelimit_headers.py)."""
     decision = ratelimit.count_request(principal.identity, limit=rate_limit_of(principal),
                                        cost=requests)
+    if request is not None:
+        ratelimit_headers.remember(request, decision)
     if not decision.allowed:
         metrics.rate_limit_refused("key")
         what = "request" if requests == 1 else f"batch of {requests} more messages"
@@ -110,8 +113,22 @@ def rate_limit_of(principal: Principal) -> int:
     """Requests a minute for this principal: on a self-hosted box the operator may give a
     key its own limit (admin, or `echo-memory manage key_rate_limit`); otherwise, and always
     on the hosted service, the plan's (billing/rates.py: 240 on the default plan)."""
-    if settings.SELF_HOSTED and principal.requests_per_minute:
-        return principal.requests_per_minute
+    return _rate_limit(principal.account_id, principal.requests_per_minute)
+
+
+def _rate_limit(account_id: int, requests_per_minute: int | None) -> int:
+    if settings.SELF_HOSTED and requests_per_minute:
+        return requests_per_minute
     if _plan_rate is None:
         raise ImproperlyConfigured("no plan rate is installed: add `billing` to INSTALLED_APPS")
-    return _plan_rate(principal.account_id)
+    return _plan_rate(account_id)
+
+
+def key_rates(account_id: int, keys: Iterable) -> dict[int, ratelimit.Usage]:
+    """Each key's window as it stands (by key id), read without counting a request: one
+    round trip for the page, whatever its length. `keys` are the account's ApiKey rows."""
+    keys = list(keys)
+    limits = {key_identity(key.pk): _rate_limit(account_id, key.requests_per_minute)
+              for key in keys}
+    windows = ratelimit.usage(limits, window_seconds=settings.RATE_LIMIT_WINDOW_SECONDS)
+    return {key.pk: windows[key_identity(key.pk)] for key in keys}

@@ -10,6 +10,11 @@ exact: until enough counted requests leave the window. A hit may cost several re
 at once (each message of a JSON-RPC batch counts): it is counted whole or refused
 whole. Time comes from `clock()` (milliseconds), which tests replace instead of
 sleeping.
+
+Each hit answers with the truth of its window in the same round trip (the script or the
+statement that counts): what is left, and when the oldest counted request leaves, which
+the doors send on every reply (echomem/ratelimit_headers.py). `usage` reads windows
+without counting (the keys page), in one round trip for a page of identities.
 """
 
 from __future__ import annotations
@@ -42,13 +47,37 @@ def clock() -> int:
 class Decision:
     allowed: bool
     limit: int
-    remaining: int
-    retry_after: int  # whole seconds until a request would be allowed; 0 when allowed
+    remaining: int  # requests the window still takes (after this hit, if it was counted)
+    retry_after: int  # whole seconds until this hit would fit; 0 when allowed
+    # Whole seconds until the oldest counted request leaves the window, when `remaining`
+    # next grows (a sliding log has no moment when the whole window empties); 0: none counted.
+    reset: int
+    window: int  # seconds
+
+
+@dataclass(frozen=True)
+class Usage:
+    """A window read without counting: `used` of `limit`, `reset` as in Decision."""
+    used: int
+    limit: int
+    reset: int
+    window: int  # seconds
+
+    @property
+    def remaining(self) -> int:
+        return max(0, self.limit - self.used)
+
+
+# Counted requests inside a window, and the time of the oldest (ms; None when there is none).
+Counted = tuple[int, int | None]
 
 
 class RateLimiter(Protocol):
     def hit(self, identity: str, *, limit: int, window_ms: int, now_ms: int,
             cost: int = 1) -> Decision: ...
+
+    def peek(self, identities: list[str], *, window_ms: int, now_ms: int
+             ) -> dict[str, Counted]: ...
 
 
 def _retry_after(freeing_ms: int, window_ms: int, now_ms: int) -> int:
@@ -56,9 +85,14 @@ def _retry_after(freeing_ms: int, window_ms: int, now_ms: int) -> int:
     return max(1, math.ceil((freeing_ms + window_ms - now_ms) / 1000))
 
 
+def _reset(oldest_ms: int | None, window_ms: int, now_ms: int) -> int:
+    return 0 if oldest_ms is None else _retry_after(oldest_ms, window_ms, now_ms)
+
+
 # KEYS[1] = the identity's sorted set; ARGV = now_ms, window_ms, limit, cost, member prefix.
-# One script, so the trim, the count and the adds are one atomic step on the server. When
-# the hit does not fit, it returns the time of the counted request whose expiry makes room.
+# One script, so the trim, the count and the adds are one atomic step on the server. It
+# returns whether the hit fits, the count, the time of the counted request whose expiry
+# makes room (when it does not fit) and the time of the oldest counted request.
 _SLIDING_LOG = """
 local key, now, window = KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2])
 local limit, cost = tonumber(ARGV[3]), tonumber(ARGV[4])
@@ -69,11 +103,11 @@ if count + cost <= limit then
     redis.call('ZADD', key, now, ARGV[5] .. ':' .. i)
   end
   redis.call('PEXPIRE', key, window)
-  return {1, count + cost, 0}
+  return {1, count + cost, 0, redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')[2]}
 end
 local freeing = redis.call('ZRANGE', key, count + cost - limit - 1, count + cost - limit - 1,
                            'WITHSCORES')
-return {0, count, tonumber(freeing[2])}
+return {0, count, tonumber(freeing[2]), redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')[2]}
 """
 
 
@@ -90,12 +124,32 @@ class RedisRateLimiter:
     def hit(self, identity: str, *, limit: int, window_ms: int, now_ms: int,
             cost: int = 1) -> Decision:
         member = f"{now_ms}:{secrets.token_hex(6)}"  # unique, so equal timestamps all count
-        allowed, count, freeing = self.script(
+        allowed, count, freeing, *oldest = self.script(
             keys=[settings.RATE_LIMIT_REDIS_PREFIX + identity],
             args=[now_ms, window_ms, limit, cost, member])
+        # A score comes back as its text. An empty log would end the reply early (a Lua nil
+        # ends a table); it cannot be empty here: the hit was just added, or the log is full.
+        reset = _reset(int(float(oldest[0])) if oldest and oldest[0] else None, window_ms, now_ms)
+        remaining = max(0, limit - int(count))
         if allowed:
-            return Decision(True, limit, max(0, limit - int(count)), 0)
-        return Decision(False, limit, 0, _retry_after(int(freeing), window_ms, now_ms))
+            return Decision(True, limit, remaining, 0, reset, window_ms // 1000)
+        return Decision(False, limit, remaining, _retry_after(int(freeing), window_ms, now_ms),
+                        reset, window_ms // 1000)
+
+    def peek(self, identities: list[str], *, window_ms: int, now_ms: int
+             ) -> dict[str, Counted]:
+        """One pipeline (one round trip): each log's count and oldest time inside the window.
+        Reads only: an expired entry is left for the identity's next hit to trim."""
+        start = f"({now_ms - window_ms}"  # exclusive, as the script's trim keeps `> start`
+        pipe = self.client.pipeline(transaction=False)
+        for identity in identities:
+            key = settings.RATE_LIMIT_REDIS_PREFIX + identity
+            pipe.zcount(key, start, "+inf")
+            pipe.zrangebyscore(key, start, "+inf", start=0, num=1, withscores=True)
+        replies = pipe.execute()
+        return {identity: (int(count), int(first[0][1]) if first else None)
+                for identity, count, first in zip(identities, replies[::2], replies[1::2],
+                                                  strict=True)}
 
 
 class DatabaseRateLimiter:
@@ -124,7 +178,7 @@ class DatabaseRateLimiter:
                 "%s::int AS cost, %s::int AS lim), "
                 f"expired AS (DELETE FROM {TABLE} h USING hit "
                 "WHERE h.identity = hit.identity AND h.at <= hit.start), "
-                f"live AS (SELECT count(*) AS hits FROM {TABLE} h, hit "
+                f"live AS (SELECT count(*) AS hits, min(h.at) AS oldest FROM {TABLE} h, hit "
                 "WHERE h.identity = hit.identity AND h.at > hit.start), "
                 f"added AS (INSERT INTO {TABLE} (identity, at) "
                 "SELECT hit.identity, hit.now FROM hit, live, generate_series(1, hit.cost) "
@@ -132,15 +186,34 @@ class DatabaseRateLimiter:
                 "SELECT live.hits, (SELECT extract(epoch FROM h.at) * 1000 "
                 f"FROM {TABLE} h WHERE h.identity = hit.identity "
                 "AND h.at > hit.start ORDER BY h.at "
-                "OFFSET GREATEST(live.hits + hit.cost - hit.lim - 1, 0) LIMIT 1) FROM live, hit",
+                "OFFSET GREATEST(live.hits + hit.cost - hit.lim - 1, 0) LIMIT 1), "
+                "extract(epoch FROM live.oldest) * 1000 FROM live, hit",
                 [lock, identity, now_ms, now_ms - window_ms, cost, limit],
             )
             cursor.nextset()  # past the lock's (empty) result, to the statement's
-            hits, freeing = cursor.fetchone()
+            hits, freeing, oldest = cursor.fetchone()
+        window = window_ms // 1000
         if hits + cost <= limit:
-            return Decision(True, limit, limit - hits - cost, 0)
+            # The oldest counted before this hit, or this hit itself when it is the first.
+            reset = _reset(int(oldest) if oldest is not None else now_ms, window_ms, now_ms)
+            return Decision(True, limit, limit - hits - cost, 0, reset, window)
         freeing_ms = int(freeing) if freeing is not None else now_ms
-        return Decision(False, limit, 0, _retry_after(freeing_ms, window_ms, now_ms))
+        return Decision(False, limit, max(0, limit - hits),
+                        _retry_after(freeing_ms, window_ms, now_ms),
+                        _reset(int(oldest) if oldest is not None else None, window_ms, now_ms),
+                        window)
+
+    def peek(self, identities: list[str], *, window_ms: int, now_ms: int
+             ) -> dict[str, Counted]:
+        """One query: each identity's count and oldest time inside the window, no lock (a
+        read needs none: a hit's own statement stays the one that decides)."""
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"SELECT identity, count(*), extract(epoch FROM min(at)) * 1000 FROM {TABLE} "
+                "WHERE identity = ANY(%s) AND at > to_timestamp(%s / 1000.0) GROUP BY identity",
+                [list(identities), now_ms - window_ms])
+            found = {identity: (count, int(oldest)) for identity, count, oldest in cursor}
+        return {identity: found.get(identity, (0, None)) for identity in identities}
 
 
 @lru_cache(maxsize=4)
@@ -156,11 +229,27 @@ def limiter() -> RateLimiter:
 
 def hit(identity: str, *, limit: int, window_seconds: int, cost: int = 1) -> Decision:
     """Count `cost` requests of `identity` against `limit` per rolling `window_seconds`,
-    all or none. A cost over the limit could never fit: refused, retry after a window."""
+    all or none. A cost over the limit could never fit: refused, retry after a window (its
+    window read, not counted, so the refusal still tells what is left)."""
     if cost > limit:
-        return Decision(False, limit, 0, window_seconds)
+        used = usage({identity: limit}, window_seconds=window_seconds)[identity]
+        return Decision(False, limit, used.remaining, window_seconds, used.reset,
+                        window_seconds)
     return limiter().hit(identity, limit=limit, window_ms=window_seconds * 1000,
                          now_ms=clock(), cost=cost)
+
+
+def usage(limits: dict[str, int], *, window_seconds: int) -> dict[str, Usage]:
+    """Each identity's window (identity: its limit) as it stands, counting nothing: one
+    round trip for all of them."""
+    if not limits:
+        return {}
+    now_ms = clock()
+    window_ms = window_seconds * 1000
+    counted = limiter().peek(list(limits), window_ms=window_ms, now_ms=now_ms)
+    return {identity: Usage(count, limits[identity], _reset(oldest, window_ms, now_ms),
+                            window_seconds)
+            for identity, (count, oldest) in counted.items()}
 
 
 def count_request(identity: str, *, limit: int, cost: int = 1) -> Decision:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import environ
 
+from echomem.api_settings import *  # noqa: F403  the REST API's (DRF, its OpenAPI schema)
 from echomem.db import startup_options
 from echomem.engine_settings import *  # noqa: F403  the engine's tuning, and why
 from echomem.errors import ConfigurationError
@@ -210,6 +211,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     # First, so the request id is set before anything logs and every answer is counted.
     "echomem.middleware.RequestObservability",
+    "echomem.ratelimit_headers.RateLimitHeaders",  # a key's window on each reply it counted
     *OAUTH_MIDDLEWARE,  # noqa: F405  CORS for the OAuth endpoints, before anything answers
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -312,27 +314,6 @@ if METRICS_TOKEN and len(METRICS_TOKEN) < 16:
         "value (e.g. `python -c 'import secrets; print(secrets.token_urlsafe(32))'`) or "
         "unset it to turn /metrics off.")
 
-REST_FRAMEWORK = {
-    "DEFAULT_AUTHENTICATION_CLASSES": ["api.auth.BearerKeyAuthentication"],
-    "DEFAULT_PERMISSION_CLASSES": ["api.auth.HasPrincipal"],
-    "EXCEPTION_HANDLER": "api.errors.handle_exception",
-    # Rate limits are counted by the authentication (echomem/admission.py), as on /mcp.
-    "DEFAULT_PARSER_CLASSES": ["api.parsers.JsonBodyParser"],
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "UNAUTHENTICATED_USER": None,
-}
-SPECTACULAR_SETTINGS = {
-    "TITLE": "Echo Memory REST API",
-    "DESCRIPTION": "The tools of the MCP endpoint as plain HTTP, plus the memory listing "
-                   "and the account's usage. Authenticate with `Authorization: Bearer em_...`.",
-    "VERSION": "1",
-    # 3.1: the tool schemas come from pydantic, whose optional fields are `type: null` unions.
-    "OAS_VERSION": "3.1.0",
-    "SERVE_INCLUDE_SCHEMA": False,
-    # Swagger UI comes from the drf-spectacular-sidecar package: no CDN at run time.
-    "SWAGGER_UI_DIST": "SIDECAR",
-    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
-}
 
 # The MCP endpoint (mcp_gateway/). Every request of a key counts against one rolling window,
 # shared with the REST API: the account's plan sets its size (billing/rates.py; 240 on a

@@ -307,7 +307,7 @@ def _batch(request: HttpRequest, principal: Principal, payload: list, media: str
     # all before any runs, so a batch either fits the key's window whole or runs not at all.
     if len(payload) > 1:
         try:
-            admission.count(principal, len(payload) - 1)
+            admission.count(principal, len(payload) - 1, request=request)
         except RateLimited as exc:
             raise _transport_fault(exc, 429) from None
     context = methods.Context(principal=principal, session=session,

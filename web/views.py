@@ -15,6 +15,7 @@ from accounts.key_views import keys_expiring_soon, keys_with_limits
 from accounts.selectors import listed_keys, own_live_key
 from accounts.services import api_key_create, api_key_revoke, revocable_key
 from accounts.team import Role
+from echomem.admission import key_rates
 from echomem.agent_clients import export_line
 from echomem.errors import Forbidden, NotFound, ValidationFailed
 from memories.catalog.audit_log import AuditFilter, audit_page
@@ -69,7 +70,10 @@ def dashboard(request: HttpRequest, me: Member) -> HttpResponse:
         request.GET.get("memories"))
     key_page = Paginator(listed_keys(principal, role), LIST_PAGE).get_page(
         request.GET.get("keys"))
-    keys = keys_with_limits(principal, key_page.object_list)
+    page_keys = list(key_page.object_list)
+    # Each key's window as it stands: read, not counted (one round trip for the page).
+    rates = key_rates(principal.account_id, page_keys)
+    keys = [(row, rates[row.key.pk]) for row in keys_with_limits(principal, page_keys)]
     return render(request, "web/dashboard.html", {
         "account": me.account, "role": role,
         "may_delete": role in MAY_DELETE,

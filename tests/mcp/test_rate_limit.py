@@ -155,3 +155,64 @@ def test_the_hosted_service_keeps_the_plans_rate_whatever_a_key_says(backend, mc
     session = mcp_for(alice)  # a self-hosted past: 2 requests already
     for _ in range(10):
         assert session.request("ping").status_code == 200
+
+
+# What a hit answers besides yes or no (the RateLimit headers send it), and the read that
+# counts nothing (the keys page), on both backends.
+
+def test_a_hit_says_what_is_left_and_when_the_oldest_leaves(backend, db, fake_clock):
+    limiter = ratelimit.limiter()
+    first = limiter.hit("w", limit=3, window_ms=10_000, now_ms=0)
+    assert (first.allowed, first.remaining, first.reset, first.window) == (True, 2, 10, 10)
+    assert limiter.hit("w", limit=3, window_ms=10_000, now_ms=2_500).reset == 8  # 7.5 s up
+    batch = limiter.hit("w", limit=3, window_ms=10_000, now_ms=3_000, cost=3)
+    assert (batch.allowed, batch.remaining, batch.reset) == (False, 1, 7)  # refused, 1 left
+    assert batch.retry_after == 10  # room for three: when the second counted leaves, at 12.5
+    last = limiter.hit("w", limit=3, window_ms=10_000, now_ms=3_000)
+    assert (last.allowed, last.remaining, last.reset) == (True, 0, 7)
+    refused = limiter.hit("w", limit=3, window_ms=10_000, now_ms=4_000)
+    assert (refused.allowed, refused.remaining, refused.reset, refused.retry_after) == (
+        False, 0, 6, 6)
+    moved_on = limiter.hit("w", limit=3, window_ms=10_000, now_ms=10_000)  # the first left
+    assert (moved_on.allowed, moved_on.remaining, moved_on.reset) == (True, 0, 3)
+
+
+def test_the_read_counts_nothing_and_agrees_with_the_hits(backend, db, fake_clock):
+    for _ in range(3):
+        ratelimit.count_request("key:1", limit=5)
+        fake_clock.advance(2)
+    read = ratelimit.usage({"key:1": 5, "key:2": 7}, window_seconds=60)
+    again = ratelimit.usage({"key:1": 5, "key:2": 7}, window_seconds=60)
+    assert read == again
+    assert (read["key:1"].used, read["key:1"].remaining, read["key:1"].reset) == (3, 2, 54)
+    assert (read["key:2"].used, read["key:2"].limit, read["key:2"].reset) == (0, 7, 0)
+    assert ratelimit.count_request("key:1", limit=5).remaining == 1
+    fake_clock.advance(57)  # at 63 s: those of 0 and 2 s left the window
+    assert ratelimit.usage({"key:1": 5}, window_seconds=60)["key:1"].used == 2
+
+
+def test_a_batch_over_the_whole_limit_is_refused_with_the_window_as_it_is(backend, db,
+                                                                           fake_clock):
+    ratelimit.count_request("key:1", limit=4)
+    too_big = ratelimit.count_request("key:1", limit=4, cost=5)
+    assert (too_big.allowed, too_big.remaining, too_big.reset) == (False, 3, 60)
+    assert ratelimit.usage({"key:1": 4}, window_seconds=60)["key:1"].used == 1
+
+
+def test_counting_stays_one_round_trip(backend, db, fake_clock, monkeypatch):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    limiter = ratelimit.limiter()
+    sent = []
+    if backend == "redis":
+        real = limiter.client.execute_command
+        monkeypatch.setattr(limiter.client, "execute_command",
+                            lambda *args, **kwargs: sent.append(args[0]) or real(*args, **kwargs))
+    with CaptureQueriesContext(connection) as queries:
+        ratelimit.count_request("key:1", limit=5)
+        ratelimit.count_request("key:1", limit=5)
+    if backend == "redis":
+        assert len(queries) == 0 and len(sent) == 2, sent  # EVALSHA each (loaded once before)
+    else:
+        assert len(queries) == 2 and not sent

@@ -16,6 +16,7 @@ from accounts.services import api_key_create
 from audit.models import AuditEvent
 from echomem.errors import AuthenticationFailed
 from memories.graph.services import memory_create
+from tests.mcp.conftest import fake_clock  # noqa: F401
 
 SECRET = re.compile(r'value="(em_[0-9a-f]{12}_[A-Za-z0-9_-]{43})"')
 
@@ -168,7 +169,8 @@ def test_the_expiry_warning_names_a_key_listed_on_a_later_page(client, alice):
     assert f"em_{soon.prefix}_…</code> (old ci) expires on" in page
 
 
-def test_the_key_list_names_limited_memories_in_queries_that_do_not_grow(client, alice):
+def test_the_key_list_names_limited_memories_in_queries_that_do_not_grow(client, alice,
+                                                                          settings):
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
@@ -185,4 +187,37 @@ def test_the_key_list_names_limited_memories_in_queries_that_do_not_grow(client,
         assert "only <code>support</code>" in page
         return len(queries)
 
+    # The keys' rate limit as a setting: the plan's is a query a process makes once in 5 s,
+    # which the first measure would make and the second not.
+    settings.RATE_LIMIT_PER_MINUTE = 240
     assert queries_with(2) == queries_with(10)
+
+
+RATE = re.compile(r"<span class=\"fw-semibold\">(\d+) of (\d+)</span><div class=\"[^\"]*\">"
+                  r"([^<]*)</div>")
+
+
+@pytest.mark.parametrize("backend", ["redis", "database"])
+def test_the_list_shows_each_keys_current_rate_without_counting_a_request(
+        client, alice, bob, settings, fake_clock, backend):  # noqa: F811
+    settings.RATE_LIMIT_BACKEND = backend
+    settings.RATE_LIMIT_PER_MINUTE = 4
+    headers = {"Authorization": f"Bearer {alice.plaintext}"}
+    for _ in range(3):
+        assert client.get("/api/v1/memories", headers=headers).status_code == 200
+    client.force_login(alice.user)
+
+    def rates() -> dict[str, tuple[str, str, str]]:
+        page = client.get("/dashboard/").content.decode()
+        rows = page.split("<tbody>")[2].split("</tr>")[:-1]  # the keys table's rows
+        return {row.split("<code>em_")[1][:12]: RATE.search(row).groups() for row in rows}
+
+    seen = rates()
+    assert seen == rates()  # reading the windows counted nothing
+    assert seen[alice.key.prefix] == ("3", "4", "in the last 60 s")
+    assert seen[bob.key.prefix] == ("0", "4", "in the last 60 s")
+    fake_clock.advance(10)
+    client.get("/api/v1/memories", headers=headers)
+    assert rates()[alice.key.prefix] == ("4", "4", "at the limit: refused for 50 s")
+    fake_clock.advance(50)  # the first three left the window
+    assert rates()[alice.key.prefix] == ("1", "4", "in the last 60 s")
