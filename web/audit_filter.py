@@ -9,10 +9,12 @@ from urllib.parse import urlencode
 
 from django import forms
 
-from memories.catalog.audit_log import AuditFilter
+from memories.catalog.audit_log import MAX_SEQ, AuditFilter
 from memories.core.limits import LABEL_CHARS
 
 ACCOUNT_LEVEL = "account"
+# An actor choice's value: its kind, then the person's or key's id or the app's tool label.
+USER, KEY, APP = "user:", "key:", "app:"
 WHEN_FORMAT = "%Y-%m-%dT%H:%M"
 
 
@@ -27,14 +29,19 @@ def _when(label: str) -> forms.DateTimeField:
 class AuditFilterForm(forms.Form):
     memory = forms.ChoiceField(required=False)
     action = forms.ChoiceField(required=False)
-    key = forms.ChoiceField(required=False)
+    actor = forms.ChoiceField(required=False, label="Who",
+                              help_text="A person (by any door), a key, or a connected app.")
+    tool = forms.ChoiceField(required=False)
     session = forms.CharField(required=False, max_length=LABEL_CHARS,
-                              help_text="The session id an agent passed, exactly.")
+                              help_text="The start of the session id an agent passed (or "
+                                        "all of it).")
     since = _when("From (UTC)")
     until = _when("To (UTC)")
     # The keyset cursors of "older" and "newer": positive sequence numbers.
-    before = forms.IntegerField(required=False, min_value=1, widget=forms.HiddenInput)
-    after = forms.IntegerField(required=False, min_value=1, widget=forms.HiddenInput)
+    before = forms.IntegerField(required=False, min_value=1, max_value=MAX_SEQ,
+                                widget=forms.HiddenInput)
+    after = forms.IntegerField(required=False, min_value=1, max_value=MAX_SEQ,
+                               widget=forms.HiddenInput)
 
     def __init__(self, data, *, choices: dict[str, Any]):
         super().__init__(data)
@@ -44,11 +51,16 @@ class AuditFilterForm(forms.Form):
             (str(pk), name) for pk, name in choices["memories"]]
         self.fields["action"].choices = [("", "Any action")] + [
             (action, action) for action in choices["actions"]]
-        self.fields["key"].choices = [("", "Any key")] + [
-            (str(pk), f"{key}{' · revoked' if key.revoked_at else ''}")
-            for pk, key in choices["keys"].items()]
+        self.fields["actor"].choices = [("", "Anyone")] + [
+            (f"{USER}{pk}", f"Person: {name}") for pk, name in choices["people"]] + [
+            (f"{KEY}{pk}", f"Key: {key}{' · revoked' if key.revoked_at else ''}")
+            for pk, key in choices["keys"].items()] + [
+            (f"{APP}{tool}", f"App: {name}") for tool, name in choices["apps"]]
+        # The server's own events have no tool: "Any tool" covers them.
+        self.fields["tool"].choices = [("", "Any tool")] + [
+            (tool, tool) for tool in choices["tools"] if tool]
         invalid = "{value} is not one of the choices: pick one from the list, or leave it empty."
-        for name in ("memory", "action", "key"):
+        for name in ("memory", "action", "actor", "tool"):
             self.fields[name].error_messages["invalid_choice"] = invalid.replace(
                 "{value}", "%(value)s")
         if self.oldest is not None:
@@ -89,9 +101,8 @@ class AuditFilterForm(forms.Form):
         return AuditFilter(
             memory_id=int(memory) if memory.isdigit() else None,
             account_level=memory == ACCOUNT_LEVEL, action=data.get("action") or "",
-            key_id=int(data["key"]) if data.get("key") else None,
-            session_id=data.get("session") or "", since=data.get("since"),
-            until=data.get("until"))
+            tool=data.get("tool") or "", session_prefix=data.get("session") or "",
+            since=data.get("since"), until=data.get("until"), **_actor(data.get("actor") or ""))
 
     def query(self) -> str:
         """The filter as a query string, without the page cursor: for the paging and
@@ -99,6 +110,18 @@ class AuditFilterForm(forms.Form):
         kept = {name: self.data.get(name) for name in self.fields
                 if name not in ("before", "after") and self.data.get(name)}
         return urlencode(kept)
+
+
+def _actor(value: str) -> dict[str, Any]:
+    """The AuditFilter fields an actor choice sets (the choice was validated: its id is
+    one of the account's)."""
+    if value.startswith(USER):
+        return {"holder_id": int(value.removeprefix(USER))}
+    if value.startswith(KEY):
+        return {"key_id": int(value.removeprefix(KEY))}
+    if value.startswith(APP):
+        return {"app": value.removeprefix(APP)}
+    return {}
 
 
 def _in_range(value: datetime | None) -> datetime | None:

@@ -10,7 +10,7 @@ Scripts run here: engine_perf, metering, storage (with --backup), freshness,
 first_pass (all three parts), first_pass_mixed, locomo, runbooks_quality,
 notes_quality, ranking_cv (--record), transport, scale then scale_recall on the box
 scale kept, portability (LoCoMo, runbooks and histories copied twice; two tiny scale
-sizes), and the two dataset checks notes_dataset and runbooks_dataset.
+sizes), the two dataset checks notes_dataset and runbooks_dataset, and audit_log.
 
 Libraries, exercised through the scripts that import them:
 - corpus.py: engine_perf, metering, first_pass
@@ -134,6 +134,12 @@ RUNS: dict[str, list[tuple[str, list[str], list[str]]]] = {
     "runbooks_dataset": [("runbooks_dataset", [],
                           [r"^\d+ episodes, \d+ facts, \d+ questions$",
                            r"^questions sharing no content word with their evidence: "])],
+    "audit_log": [("audit_log", ["--events", "2000", "--repeats", "1", "--writes", "20",
+                                 "--write-rounds", "1"],
+                   [rf"^seeded 2,000 events in {NUMBER}s$",
+                    rf"^record\(\), one event per transaction, .* \({NUMBER}x\)$",
+                    r"^\| owner \| key \| [\d,]+ \| \d+ / \*\*\d+\*\* \| ",
+                    r"^\| member \| account-level \| "])],
 }
 
 
