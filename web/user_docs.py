@@ -9,7 +9,9 @@ build_tools/echo_build_backend.py), since a wheel installs packages only.
 Rendered with markdown-it-py (CommonMark, raw HTML off), then fitted to the site: links
 between docs become /docs/ links, headings get the anchors GitHub gives them (the docs
 link to those), tables get Bootstrap's classes and lose their inline alignment styles
-(the Content-Security-Policy allows no style attribute).
+(the Content-Security-Policy allows no style attribute), and code blocks and tables, which
+scroll sideways on a phone, take keyboard focus so that they can be scrolled without a
+mouse (WCAG 2.1.1; axe's scrollable-region-focusable).
 """
 
 from __future__ import annotations
@@ -104,9 +106,13 @@ def _fitted(tokens) -> None:
 
 def _renderer() -> MarkdownIt:
     md = MarkdownIt("commonmark", {"html": False}).enable("table")
-    md.add_render_rule("table_open", lambda *_: '<div class="table-responsive">'
+    md.add_render_rule("table_open", lambda *_: '<div class="table-responsive" tabindex="0">'
                        '<table class="table table-sm">\n')
     md.add_render_rule("table_close", lambda *_: "</table></div>\n")
+    for block in ("fence", "code_block"):
+        stock = md.renderer.rules[block]
+        md.add_render_rule(block, lambda _renderer, *args, stock=stock: stock(*args).replace(
+            "<pre>", '<pre tabindex="0">', 1))
     return md
 
 
