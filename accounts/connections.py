@@ -12,16 +12,17 @@ live at a time (the consent page changes it, revoking ends it and every token un
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime, timedelta
 
 from django.conf import settings
-from django.db import transaction
+from django.db import models, transaction
 from django.utils import timezone
 from oauth2_provider.models import get_access_token_model, get_refresh_token_model
 
 from accounts import keys
 from accounts.account_events import account_event
+from accounts.limits import check_memory_choice
 from accounts.models import Connection, Membership
 from accounts.principal import Principal
 from accounts.security_events import APP_CONNECTED, record_security_event
@@ -110,18 +111,22 @@ def _touch(connection: Connection, now: datetime) -> None:
 
 @transaction.atomic
 def connect(*, user, account_id: int, application, read_only: bool,
-            memory_ids: Iterable[int] | None, default_memory_id: int | None,
+            memories: Sequence[models.Model] | None, default_memory: models.Model | None,
             network: str | None = None) -> Connection:
     """What the person chose on the consent page: a new connection, or their live one with
     this app changed (tokens it holds act under the new choice from their next request;
-    moved to another account, they are revoked first)."""
+    moved to another account, they are revoked first). `memories` as for a key (None:
+    every one; else the default among them), checked by the same rule."""
     if not Membership.objects.filter(user=user, account_id=account_id).exists():
         raise NotFound("you are not a member of that account", field="account",
                        fix="pick one of your accounts")
+    check_memory_choice(account_id=account_id, memories=memories,
+                        default_memory=default_memory, holder="app")
     now = timezone.now()
     chosen = {"account_id": account_id, "read_only": read_only,
-              "memory_ids": None if memory_ids is None else sorted(set(memory_ids)),
-              "default_memory_id": default_memory_id, "consented_at": now}
+              "memory_ids": None if memories is None else sorted({m.pk for m in memories}),
+              "default_memory_id": default_memory.pk if default_memory else None,
+              "consented_at": now}
     live = (Connection.objects.select_for_update()
             .filter(user=user, application=application, revoked_at__isnull=True).first())
     if live is not None and live.account_id != account_id:

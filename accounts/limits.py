@@ -11,10 +11,12 @@ a signed-in person, and nothing a Bearer credential reaches calls api_key_create
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 
-from echomem.errors import AuthenticationFailed, Forbidden
+from django.db import models
+
+from echomem.errors import AuthenticationFailed, Forbidden, ValidationFailed
 
 READ_ONLY_FIX = ("use a key without the read-only limit for this tool (create one in the "
                  "dashboard), or call only tools that read")
@@ -52,3 +54,28 @@ def refuse_if_expired(expires_at: datetime | None, now: datetime) -> None:
             field="Authorization",
             fix="create a new key in the dashboard (with a later expiry date, or none) and "
                 "give it to the agent")
+
+
+def check_memory_choice(*, account_id: int, memories: Sequence[models.Model] | None,
+                        default_memory: models.Model | None, holder: str) -> None:
+    """The memories a key or a connection (`holder`: "key", "app") may use, as its maker
+    chose them: None is every memory; else at least one, all of this account, the default
+    among them. A memory is the engine's; tenancy imports no engine, so it is a model here."""
+    if default_memory is not None and default_memory.account_id != account_id:
+        raise ValidationFailed("the default memory belongs to another account",
+                               field="default_memory", fix="pick a memory of this account")
+    if memories is None:
+        return
+    if not memories:
+        raise ValidationFailed(f"a {holder} limited to memories needs at least one",
+                               field="memories",
+                               fix=f"tick the memories the {holder} may use, or none for all")
+    if any(memory.account_id != account_id for memory in memories):
+        raise ValidationFailed("a chosen memory belongs to another account",
+                               field="memories", fix="pick memories of this account")
+    if default_memory is None or default_memory.pk not in {m.pk for m in memories}:
+        raise ValidationFailed(
+            f"the {holder}'s default memory must be one of the memories it may use",
+            field="default_memory",
+            fix="pick the default among the ticked memories (calls that name no memory go "
+                "there)")

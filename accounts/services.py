@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from accounts import key_cache, keys
 from accounts.account_events import account_event
+from accounts.limits import check_memory_choice
 from accounts.models import KEY_RATE_MAX, Account, ApiKey, Membership
 from accounts.security_events import KEY_CREATED, record_security_event
 from echomem.errors import Forbidden, NotFound, ValidationFailed
@@ -28,26 +29,11 @@ def api_key_check(
     if not Membership.objects.filter(account=account, user=holder).exists():
         raise ValidationFailed("the key holder is not a member of this account", field="holder",
                                fix="add the user to the account first")
-    if default_memory is not None and default_memory.account_id != account.pk:
-        raise ValidationFailed("the default memory belongs to another account",
-                               field="default_memory", fix="pick a memory of this account")
     if not tool.strip():
         raise ValidationFailed("a key needs a tool label", field="tool",
                                fix="name the agent that will use it, e.g. claude-code")
-    if memories is not None:
-        if not memories:
-            raise ValidationFailed("a key limited to memories needs at least one",
-                                   field="memories",
-                                   fix="tick the memories the key may use, or none for all")
-        if any(memory.account_id != account.pk for memory in memories):
-            raise ValidationFailed("a chosen memory belongs to another account",
-                                   field="memories", fix="pick memories of this account")
-        if default_memory is None or default_memory.pk not in {m.pk for m in memories}:
-            raise ValidationFailed(
-                "the key's default memory must be one of the memories it may use",
-                field="default_memory",
-                fix="pick the default among the ticked memories (calls that name no memory "
-                    "go there)")
+    check_memory_choice(account_id=account.pk, memories=memories,
+                        default_memory=default_memory, holder="key")
     if expires_at is not None and expires_at <= timezone.now():
         raise ValidationFailed("the expiry date has passed", field="expires_on",
                                fix="pick a date after today, or none for a key that does "

@@ -29,6 +29,7 @@ from memories.catalog.selectors import account_memories
 from oauth.consent_forms import READ, WRITE, ConsentForm, overlong
 from web.access import CURRENT_ACCOUNT
 from web.reauth import ask_to_confirm
+from web.refusals import add_refusal
 from web.verification import is_unverified
 
 PKCE_METHOD = "S256"
@@ -181,21 +182,14 @@ class Consent(AuthorizationView):
         may_write = data["access"] == WRITE and settings.WRITE_SCOPE in self._requested_scopes()
         data["scope"] = " ".join([settings.READ_SCOPE] + ([settings.WRITE_SCOPE] if may_write
                                                            else []))
-        chosen = list(data["memories"]) or None
-        default = data["default_memory"]
-        if chosen and (default is None or default.pk not in {m.pk for m in chosen}):
-            form.add_error("default_memory", "Pick the default among the ticked memories (calls "
-                                             "that name no memory go there).")
-            return self.form_invalid(form)
         try:
             connections.connect(
                 user=self.request.user, account_id=data["account"], application=application,
                 read_only=data["access"] == READ or not may_write,
-                memory_ids=[m.pk for m in chosen] if chosen else None,
-                default_memory_id=default.pk if default else None,
+                memories=list(data["memories"]) or None, default_memory=data["default_memory"],
                 network=network_of(self.request.META))
         except EchoError as refusal:
-            form.add_error(None, f"{refusal.message}: {refusal.fix}")
+            add_refusal(form, refusal)  # next to the field it names, else above the form
             return self.form_invalid(form)
         return super().form_valid(form)
 

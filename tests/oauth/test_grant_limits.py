@@ -44,7 +44,9 @@ def test_a_default_memory_outside_the_ticked_ones_is_refused_on_the_page(flow, a
     page = flow.consent("x" * 43, choices={"memories": [str(notes.pk)],
                                            "default_memory": str(default.pk)})
     assert page.status_code == 200
-    assert "Pick the default among the ticked memories" in page.content.decode()
+    # Next to the field, in the words a key's page uses (one rule: accounts.limits).
+    assert ("the app&#x27;s default memory must be one of the memories it may use: pick the "
+            "default among the ticked memories") in page.content.decode()
     assert written() == before
 
 

@@ -31,10 +31,12 @@ def app(name: str, client_id: str):
 
 
 def connected(actor, application, **choices) -> Connection:
+    ids = choices.get("memory_ids")
+    memories = list(Memory.objects.filter(pk__in=ids)) if ids is not None else None
+    default_id = choices.get("default_memory_id") or (ids[0] if ids else None)
     return connect(user=actor.user, account_id=actor.account.pk, application=application,
-                   read_only=choices.get("read_only", False),
-                   memory_ids=choices.get("memory_ids"),
-                   default_memory_id=choices.get("default_memory_id"))
+                   read_only=choices.get("read_only", False), memories=memories,
+                   default_memory=Memory.objects.filter(pk=default_id).first())
 
 
 def page(client, user) -> str:

@@ -52,7 +52,7 @@ def _connection(actor, client_id: str = "an-app"):
             "authorization_grant_type": "authorization-code",
             "redirect_uris": "http://127.0.0.1:9/callback"})
     return connect(user=actor.user, account_id=actor.account.pk, application=app,
-                   read_only=False, memory_ids=None, default_memory_id=None)
+                   read_only=False, memories=None, default_memory=None)
 
 
 def _own(route: str, param: str, actor) -> str:
