@@ -6,6 +6,8 @@ from __future__ import annotations
 from django import forms
 from oauth2_provider.forms import AllowForm
 
+from web.forms import MemoryChoice
+
 WRITE, READ = "write", "read"
 # The request's values django-oauth-toolkit keeps in columns of a set width (its Grant):
 # longer, they are refused by name rather than failing on the column.
@@ -19,26 +21,16 @@ def overlong(params) -> str | None:
     return None
 
 
-class ConsentForm(AllowForm):
+class ConsentForm(MemoryChoice, AllowForm):
     account = forms.IntegerField(widget=forms.HiddenInput)
     access = forms.ChoiceField(
         choices=[(WRITE, "Read and write"), (READ, "Read only")], initial=WRITE,
         widget=forms.RadioSelect, label="What it may do",
         help_text="Read only: it can recall and read, but storing, erasing and recording are "
                   "refused.")
-    memories = forms.ModelMultipleChoiceField(
-        queryset=None, required=False, widget=forms.CheckboxSelectMultiple,
-        label="Memories it may use",
-        help_text="Tick none for every memory of the account (also ones made later). When you "
-                  "tick some, the default memory must be one of them.")
-    default_memory = forms.ModelChoiceField(
-        queryset=None, required=False, empty_label="the account's default",
-        label="Default memory", help_text="Where it reads and writes when it names no memory.")
 
-    def __init__(self, *args, memories, may_write: bool, **kwargs):
+    def __init__(self, *args, may_write: bool, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["memories"].queryset = memories
-        self.fields["default_memory"].queryset = memories
         if not may_write:
             # The app asked to read only: there is nothing more to grant.
             self.fields["access"].choices = [(READ, "Read only")]

@@ -33,7 +33,29 @@ class SignUpForm(forms.Form):
         return cleaned
 
 
-class NewKeyForm(forms.Form):
+class MemoryChoice(forms.Form):
+    """Which memories a key or a connected app may use, and its default: one declaration
+    for the new-key page and the consent page (the rule is accounts.limits'
+    check_memory_choice, which the services apply)."""
+
+    default_memory = forms.ModelChoiceField(
+        queryset=None, required=False, empty_label="the account's default",
+        help_text="Where it reads and writes when a call names no memory.")
+    memories = forms.ModelMultipleChoiceField(
+        queryset=None, required=False, widget=forms.CheckboxSelectMultiple,
+        label="Memories it may use",
+        help_text="Tick none for every memory of the account (also ones made later). When "
+                  "you tick some, the default memory must be one of them.")
+
+    def __init__(self, *args, memories, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["default_memory"].queryset = memories
+        self.fields["memories"].queryset = memories
+
+
+class NewKeyForm(MemoryChoice):
+    field_order = ["name", "tool", "default_memory", "read_only", "memories", "expires_on"]
+
     name = forms.CharField(max_length=100, help_text="For you: where the key lives, e.g. "
                                                      "“laptop” or “CI”.")
     tool = forms.RegexField(
@@ -42,29 +64,15 @@ class NewKeyForm(forms.Form):
                                    "underscores, e.g. claude-code."},
         help_text="The agent that will use it, e.g. claude-code, cursor or support-bot. Its "
                   "solo facts are kept apart per tool.")
-    default_memory = forms.ModelChoiceField(
-        queryset=None, required=False, empty_label="the account's default",
-        help_text="Where the agent reads and writes when it names no memory.")
-
     read_only = forms.BooleanField(
         label="Read only", required=False,
         help_text="Tools that write, erase or record (write_episode, memory_save, forget, "
                   "record_recall_save) are refused; searches and reads work.")
-    memories = forms.ModelMultipleChoiceField(
-        queryset=None, required=False, widget=forms.CheckboxSelectMultiple,
-        label="Memories it may use",
-        help_text="Tick none for every memory of the account (also ones made later). When "
-                  "you tick some, the default memory must be one of them.")
     expires_on = forms.DateField(
         label="Expires on", required=False, widget=forms.DateInput(attrs={"type": "date"}),
         error_messages={"invalid": "Enter a date as YYYY-MM-DD, e.g. 2027-01-31."},
         help_text="The key stops working at 00:00 UTC that day; its holder is mailed a week "
                   "before. Leave empty for a key that does not expire.")
-
-    def __init__(self, *args, memories, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.fields["default_memory"].queryset = memories
-        self.fields["memories"].queryset = memories
 
     def clean_expires_on(self):
         day = self.cleaned_data.get("expires_on")
