@@ -17,6 +17,7 @@ from datetime import UTC, datetime, timedelta
 
 from django.conf import settings
 from django.db import models, transaction
+from django.db.models import Exists, OuterRef
 from django.utils import timezone
 from oauth2_provider.models import get_access_token_model, get_refresh_token_model
 
@@ -69,13 +70,17 @@ def is_access_token(token: str) -> bool:
 def principal_from_access_token(token: str, *, now: datetime | None = None) -> Principal:
     now = now or timezone.now()
     checksum = hashlib.sha256(token.encode("utf-8")).hexdigest()
-    found = (get_access_token_model().objects.select_related("application")
-             .filter(token_checksum=checksum).first())
+    found = get_access_token_model().objects.filter(token_checksum=checksum).first()
     if found is None or found.user_id is None:
         raise TokenRefused("the access token is not valid (unknown, revoked or replaced)")
+    # Two round trips per request in all (the token, then its connection with whether its
+    # person is still a member), as a key's first use costs.
     connection = (Connection.objects.filter(user_id=found.user_id,
                                             application_id=found.application_id,
-                                            revoked_at__isnull=True).first())
+                                            revoked_at__isnull=True)
+                  .annotate(member=Exists(Membership.objects.filter(
+                      user_id=OuterRef("user_id"), account_id=OuterRef("account_id"))))
+                  .first())
     identity = f"connection:{connection.pk}" if connection else None
     if now >= found.expires:
         expired = found.expires.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S")
@@ -91,8 +96,7 @@ def principal_from_access_token(token: str, *, now: datetime | None = None) -> P
                            error="insufficient_scope", identity=identity)
     if connection is None:
         raise TokenRefused("this app's connection was revoked; connect it again")
-    if not Membership.objects.filter(user_id=connection.user_id,
-                                     account_id=connection.account_id).exists():
+    if not connection.member:
         raise TokenRefused("the person who connected this app is no longer a member of the "
                            "account", identity=identity)
     _touch(connection, now)

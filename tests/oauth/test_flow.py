@@ -61,3 +61,15 @@ def test_deny_sends_the_app_access_denied_with_the_issuer(flow):
     assert answer["error"] == "access_denied" and answer["state"] == "deny-me"
     assert answer["iss"] == oauth_addresses.issuer()
     assert not Connection.objects.exists()
+
+
+def test_a_token_becomes_its_principal_in_two_queries(flow, django_assert_num_queries):
+    """The hot path: the token by its digest, then its connection with its person's
+    membership in one statement (last use is written at most once a minute)."""
+    from accounts.connections import principal_from_access_token
+
+    token = flow.tokens()["access_token"]
+    principal_from_access_token(token)  # the first use writes last_used_at
+    with django_assert_num_queries(2):
+        principal = principal_from_access_token(token)
+    assert principal.connection_id is not None and principal.scopes
