@@ -195,6 +195,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "bootstrap",
+    "django_htmx",
     "csp",
     *SECOND_FACTOR_APPS,  # noqa: F405  django-otp, its plugins, django-otp-webauthn
     "accounts",
@@ -222,6 +223,7 @@ MIDDLEWARE = [
     *SECOND_FACTOR_MIDDLEWARE,  # noqa: F405  is_verified(), then what a session owes
     "accounts.middleware.SessionSeen",
     "django.contrib.messages.middleware.MessageMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "csp.middleware.CSPMiddleware",
 ]

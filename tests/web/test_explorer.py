@@ -188,8 +188,10 @@ def test_cause_view_draws_the_chain_as_svg_beside_a_list(client, alice):
     assert nodes["Disk full"].x < nodes["Outage"].x < nodes["Refunds"].x  # cause left of effect
     assert nodes["Outage"].anchor
     assert "Disk full → Outage: The full disk caused the outage" in html
-    # Drawn on the server: the only script is the layout's theme switch.
-    assert re.findall(r"<script[^>]*>", html) == ['<script src="/static/web/theme.js">']
+    # Drawn on the server: the only scripts are the layout's (theme switch, htmx), no inline one.
+    assert re.findall(r"<script[^>]*>", html) == [
+        '<script src="/static/web/theme.js">',
+        '<script src="/static/django_htmx/htmx-2.min.js" defer>']
 
 
 @pytest.mark.parametrize("params, field, says", [
