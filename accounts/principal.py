@@ -65,13 +65,18 @@ class Principal:
         if self.key_id is not None:
             return key_identity(self.key_id)
         if self.connection_id is not None:
-            return f"connection:{self.connection_id}"
+            return connection_identity(self.connection_id)
         return f"self-hosted:{self.holder_id}:{self.tool}"
 
 
 def key_identity(key_id: int) -> str:
     """A key's sessions and rate-limit window are under this name (the keys page reads it)."""
     return f"key:{key_id}"
+
+
+def connection_identity(connection_id: int) -> str:
+    """A connected app's window (the connected apps page reads it), as key_identity."""
+    return f"connection:{connection_id}"
 
 
 def principal_from_authorization(header: str | None, *, client_address: str | None = None,

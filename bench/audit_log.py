@@ -11,6 +11,8 @@ retired after the first 2% of the year, so its events all sit at the old end). T
 - writes: `record()` appends `--writes` one-event changes (each its own transaction, as a
   write's audit event is) with only the indexes main had, then again once the filter
   indexes of audit migration 0002 are built: events per second each way, and the build time;
+  and the real write path, `write_episode` as an agent calls it (`--episodes` episodes of
+  two new entities and two facts each, five audit events), each way in the same rounds;
 - pages: GET /audit/ with each filter through Django's test client (the whole view:
   choices, the page, the older/newer checks, the template), as the owner and as a member,
   on the first page and on a deep one (the page whose cursor is 90% of the way down the
@@ -180,6 +182,30 @@ def write_rate(principal, memory, count: int) -> float:
     return count / (time.perf_counter() - started)
 
 
+def episode_rate(principal, memory, count: int, round_: int, indexed: bool) -> float:
+    """Facts per second through write_episode, as an agent's call runs it (validation,
+    entity resolution, the rows, the audit chain, the ledger), one episode per call."""
+    from tools.calling import run_validated
+    from tools.registry import TOOLS
+
+    started = time.perf_counter()
+    for n in range(count):
+        tag = f"{round_}-{int(indexed)}-{n}"
+        reply = run_validated(principal, TOOLS["write_episode"], {
+            "scope": "shared", "memory": memory.name, "session_id": f"episodes-{tag}",
+            "assume_new": True,
+            "entities": [{"name": f"Service {tag}", "type": "service"},
+                         {"name": f"Team {tag}", "type": "team"}],
+            "facts": [{"source": f"Team {tag}", "target": f"Service {tag}",
+                       "relation_type": "owns", "fact": f"Team {tag} owns service {tag}",
+                       "confidence": "extracted"},
+                      {"source": f"Service {tag}", "target": f"Team {tag}",
+                       "relation_type": "pages", "fact": f"Service {tag} pages team {tag}",
+                       "confidence": "extracted"}]})
+        assert reply["stored"], reply
+    return 2 * count / (time.perf_counter() - started)
+
+
 def filters(people, keys, memories, start, step, events: int) -> dict[str, dict[str, str]]:
     """Each filter the page offers, with a value of a typical selectivity."""
     def at(fraction: float) -> str:
@@ -229,7 +255,7 @@ def page_query(form_class, principal, role, params, before):
     return events.order_by("-seq")[:PAGE_SIZE]
 
 
-def prepare(account, people, keys, memories, options, start, step) -> None:
+def prepare(agent, account, people, keys, memories, options, start, step) -> None:
     """Seed the events, then measure writes without and with the filter indexes."""
     from accounts.principal import principal_for_member
 
@@ -240,13 +266,17 @@ def prepare(account, people, keys, memories, options, start, step) -> None:
     # Alternating rounds without and with the indexes (dropped and built again between
     # them): a shared machine's load drifts, and each way sees the same drift.
     rates: dict[bool, list[float]] = {False: [], True: []}
+    episodes: dict[bool, list[float]] = {False: [], True: []}
     builds = []
+    episode_rate(agent, memories[0], 3, -1, False)  # the first calls load what writes need
     for round_ in range(options.write_rounds):
         if round_:
             drop_filter_indexes()
         rates[False].append(write_rate(owner, memories[0], options.writes))
+        episodes[False].append(episode_rate(agent, memories[0], options.episodes, round_, False))
         builds.append(build_filter_indexes())
         rates[True].append(write_rate(owner, memories[0], options.writes))
+        episodes[True].append(episode_rate(agent, memories[0], options.episodes, round_, True))
     print(f"filter indexes built in {statistics.median(builds):.1f}s (median of "
           f"{len(builds)} builds)")
     without, with_ = (statistics.median(rates[way]) for way in (False, True))
@@ -255,6 +285,12 @@ def prepare(account, people, keys, memories, options, start, step) -> None:
           f"with them {with_:,.0f} events/s   ({with_ / without:.2f}x)")
     print("  rounds without: " + ", ".join(f"{r:,.0f}" for r in rates[False])
           + "   with: " + ", ".join(f"{r:,.0f}" for r in rates[True]))
+    without, with_ = (statistics.median(episodes[way]) for way in (False, True))
+    print(f"write_episode, two facts per call, median of {options.write_rounds} rounds of "
+          f"{options.episodes}: without the filter indexes {without:,.0f} facts/s   "
+          f"with them {with_:,.0f} facts/s   ({with_ / without:.2f}x)")
+    print("  rounds without: " + ", ".join(f"{r:,.0f}" for r in episodes[False])
+          + "   with: " + ", ".join(f"{r:,.0f}" for r in episodes[True]))
 
 
 def main() -> None:
@@ -263,6 +299,8 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=20)
     parser.add_argument("--writes", type=int, default=1000, help="events per write round")
     parser.add_argument("--write-rounds", type=int, default=3)
+    parser.add_argument("--episodes", type=int, default=300,
+                        help="write_episode calls per write round")
     parser.add_argument("--plans", help="write each page query's EXPLAIN here")
     parser.add_argument("--keep", help="a home dir to keep the box in (seeded once, then "
                                        "reused: the pages measured again)")
@@ -304,7 +342,7 @@ def main() -> None:
         principal, account = bench_principal()
         people, keys, memories = setup_account(principal, account)
         start = timezone.now() - timedelta(days=366)
-        prepare(account, people, keys, memories, options, start, step)
+        prepare(principal, account, people, keys, memories, options, start, step)
 
     views = [("owner", people[0], Membership.Role.OWNER),
              ("member", people[1], Membership.Role.MEMBER)]

@@ -14,7 +14,12 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
 from accounts import keys
-from accounts.principal import Principal, key_identity, principal_from_authorization
+from accounts.principal import (
+    Principal,
+    connection_identity,
+    key_identity,
+    principal_from_authorization,
+)
 from echomem import log_context, metrics, ratelimit, ratelimit_headers
 from echomem.client_address import client_address, client_key
 from echomem.errors import AuthenticationFailed, RateLimited
@@ -132,3 +137,15 @@ def key_rates(account_id: int, keys: Iterable) -> dict[int, ratelimit.Usage]:
               for key in keys}
     windows = ratelimit.usage(limits, window_seconds=settings.RATE_LIMIT_WINDOW_SECONDS)
     return {key.pk: windows[key_identity(key.pk)] for key in keys}
+
+
+def connection_rates(account_id: int, connections: Iterable) -> dict[int, ratelimit.Usage]:
+    """Each connected app's window as it stands (by connection id), as key_rates reads a
+    key's: a connection has the plan's rate (no per-connection limit exists)."""
+    connections = list(connections)
+    if not connections:
+        return {}
+    limit = _rate_limit(account_id, None)
+    windows = ratelimit.usage({connection_identity(c.pk): limit for c in connections},
+                              window_seconds=settings.RATE_LIMIT_WINDOW_SECONDS)
+    return {c.pk: windows[connection_identity(c.pk)] for c in connections}

@@ -11,6 +11,7 @@ from django.shortcuts import redirect, render
 from accounts.connection_views import connections_with_limits
 from accounts.connections import connections_of, revocable_connection, revoke
 from accounts.team import MANAGERS
+from echomem.admission import connection_rates
 from web.access import Member, member
 from web.connect import mcp_url
 from web.reauth import sensitive
@@ -24,8 +25,11 @@ def connected_apps(request: HttpRequest, me: Member) -> HttpResponse:
     listed = connections_of(account_id=me.principal.account_id,
                             user_id=None if whole_team else me.principal.holder_id)
     page = Paginator(listed, LIST_PAGE).get_page(request.GET.get("page"))
+    rows = connections_with_limits(me.principal.account_id, page.object_list)
+    # Each app's window as it stands: read, not counted (one round trip for the page).
+    rates = connection_rates(me.principal.account_id, [row.connection for row in rows])
     return render(request, "web/connected_apps.html", {
-        "connections": connections_with_limits(me.principal.account_id, page.object_list),
+        "connections": [(row, rates[row.connection.pk]) for row in rows],
         "page": page, "whole_team": whole_team, "mcp_url": mcp_url(request)})
 
 

@@ -135,9 +135,10 @@ RUNS: dict[str, list[tuple[str, list[str], list[str]]]] = {
                           [r"^\d+ episodes, \d+ facts, \d+ questions$",
                            r"^questions sharing no content word with their evidence: "])],
     "audit_log": [("audit_log", ["--events", "2000", "--repeats", "1", "--writes", "20",
-                                 "--write-rounds", "1"],
+                                 "--write-rounds", "1", "--episodes", "5"],
                    [rf"^seeded 2,000 events in {NUMBER}s$",
                     rf"^record\(\), one event per transaction, .* \({NUMBER}x\)$",
+                    rf"^write_episode, two facts per call, .* \({NUMBER}x\)$",
                     r"^\| owner \| key \| [\d,]+ \| \d+ / \*\*\d+\*\* \| ",
                     r"^\| member \| account-level \| "])],
 }

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 
 import pytest
 from django.db import connection as db
@@ -17,7 +18,7 @@ from accounts.connections import connect
 from accounts.models import Connection
 from memories.graph.services import memory_create
 from memories.models import Memory
-from tests.mcp.conftest import Mcp
+from tests.mcp.conftest import Mcp, fake_clock  # noqa: F401
 from tests.mcp.test_tools import episode
 from tests.oauth.conftest import Flow
 
@@ -143,6 +144,32 @@ def test_revoking_ends_the_apps_token_at_mcp(client, alice):
                             HTTP_AUTHORIZATION=f"Bearer {token}")
     assert refused.status_code == 401
     assert 'error="invalid_token"' in refused["WWW-Authenticate"]
+
+
+RATE = re.compile(r"<span class=\"fw-semibold\">(\d+) of (\d+)</span><div class=\"[^\"]*\">"
+                  r"([^<]*)</div>")
+
+
+def test_the_list_shows_each_apps_current_rate_without_counting_a_request(
+        client, alice, settings, fake_clock):  # noqa: F811
+    settings.RATE_LIMIT_PER_MINUTE = 5
+    client.force_login(alice.user)
+    registered = Flow(client, client_id="").register(client_name="Claude")
+    flow = Flow(client, client_id=registered.json()["client_id"])
+    mcp = Mcp(Client(), flow.tokens()["access_token"])
+    mcp.initialize()  # initialize and its notification: two requests of the app's window
+
+    def rate() -> tuple[str, str, str]:
+        [row] = client.get("/apps/").content.decode().split("<tbody>")[1].split("</tr>")[:-1]
+        return RATE.search(row).groups()
+
+    assert rate() == rate() == ("2", "5", "in the last 60 s")  # reading counted nothing
+    fake_clock.advance(10)
+    for _ in range(3):
+        mcp.call("list_memories", {})
+    assert rate() == ("5", "5", "at the limit: refused for 50 s")
+    fake_clock.advance(50)  # the first two left the window
+    assert rate() == ("3", "5", "in the last 60 s")
 
 
 def test_the_audit_log_names_the_app_and_the_person_it_acted_for(client, alice):
