@@ -44,6 +44,11 @@ def graph(engine) -> Engine:
             FROM generate_series(1, %s) g, (SELECT memory_id, partition FROM memories_entity
                                            LIMIT 1) e
         """, [FACTS])
+        # The HNSW index built once over the filled table, as pgvector advises for a bulk
+        # load, rather than grown one insert at a time (which took most of this set-up).
+        cursor.execute("SELECT pg_get_indexdef('fact_embedding'::regclass)")
+        [fact_embedding] = cursor.fetchone()
+        cursor.execute("DROP INDEX fact_embedding")
         cursor.execute("""
             INSERT INTO memories_fact (id, memory_id, partition, source_id, target_id,
                 relation_type, fact, confidence, causal_hint, session_id, project, episode_id,
@@ -61,6 +66,11 @@ def graph(engine) -> Engine:
             )::halfvec) AS embedding) v
             WHERE n.type = 'thing'
         """)
+        # Its foreign keys are checked at commit: now, so that the index may be built; then
+        # deferred again, as Django declares them (the engine's writes rely on it).
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+        cursor.execute(fact_embedding)
+        cursor.execute("SET CONSTRAINTS ALL DEFERRED")
         cursor.execute("ANALYZE memories_fact; ANALYZE memories_entity")
         cursor.execute(f"SET LOCAL statement_timeout = {int(settings.STATEMENT_TIMEOUT_MS)}")
     return engine
