@@ -11,5 +11,5 @@ from django.utils.safestring import SafeString
 
 
 def audit_entry(action: str) -> SafeString:
-    return format_html('<a href="{}?{}">See it in the audit log</a>.',
+    return format_html('<a href="{}?{}">See its audit entry</a>.',
                        reverse("web:audit_log"), urlencode({"action": action}))

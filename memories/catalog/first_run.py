@@ -1,6 +1,6 @@
 """How far a new account has come on the dashboard's first-run checklist: a memory picked,
-a way in for an agent, the first write seen. Only EXISTS queries (two to seven, fewest once
-a write has arrived), so the dashboard and its polling partial can ask on every request.
+a way in for an agent, the first write seen. One query of EXISTS subqueries, each stopping
+at its first row, so the dashboard and its polling partial can ask on every request.
 
 The rules, as docs/dashboard.md states them:
 - memory: the account has a memory besides the `default` its creation made, or a live key
@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.db.models import Q
+from django.db.models import Exists, Q
 from django.utils import timezone
 
-from accounts.models import ApiKey, Connection
+from accounts.models import Account, ApiKey, Connection
 from accounts.principal import Principal
 from memories.core.scopes import visible_to_person
 from memories.models import Episode, Memory, Note
@@ -42,30 +42,23 @@ class FirstRun:
         return "".join("1" if step else "0" for step in (self.memory, self.agent, self.write))
 
 
-def _live_keys(account_id: int):
-    return ApiKey.objects.filter(
-        Q(expires_at__isnull=True) | Q(expires_at__gt=timezone.now()),
-        account_id=account_id, revoked_at__isnull=True)
-
-
-def _live_connections(account_id: int):
-    return Connection.objects.filter(account_id=account_id, revoked_at__isnull=True)
-
-
-def first_write_seen(principal: Principal) -> bool:
-    visible = visible_to_person(principal)
-    account = principal.account_id
-    return (Episode.objects.filter(visible, memory__account_id=account).exists()
-            or Note.objects.filter(visible, memory__account_id=account).exists())
-
-
 def first_run(principal: Principal) -> FirstRun:
+    """One query: each rule an EXISTS beside the others, on the account's row."""
     account = principal.account_id
-    write = first_write_seen(principal)
-    agent = (_live_keys(account).exists()
-             or _live_connections(account).exists())
-    memory = write or (
-        Memory.objects.filter(account_id=account).order_by("pk")[1:2].exists()
-        or _live_keys(account).filter(default_memory__isnull=False).exists()
-        or _live_connections(account).filter(default_memory__isnull=False).exists())
-    return FirstRun(memory=memory, agent=agent, write=write)
+    visible = visible_to_person(principal)
+    keys = ApiKey.objects.filter(
+        Q(expires_at__isnull=True) | Q(expires_at__gt=timezone.now()),
+        account_id=account, revoked_at__isnull=True)
+    connections = Connection.objects.filter(account_id=account, revoked_at__isnull=True)
+    row = Account.objects.filter(pk=account).values(
+        episode=Exists(Episode.objects.filter(visible, memory__account_id=account)),
+        note=Exists(Note.objects.filter(visible, memory__account_id=account)),
+        key=Exists(keys), connection=Exists(connections),
+        # a memory besides the first: the `default` the account's creation made
+        another=Exists(Memory.objects.filter(account_id=account).order_by("pk")[1:]),
+        key_names=Exists(keys.filter(default_memory__isnull=False)),
+        app_names=Exists(connections.filter(default_memory__isnull=False)),
+    ).get()
+    write = row["episode"] or row["note"]
+    return FirstRun(memory=write or row["another"] or row["key_names"] or row["app_names"],
+                    agent=row["key"] or row["connection"], write=write)

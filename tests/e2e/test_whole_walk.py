@@ -111,6 +111,7 @@ def test_sign_up_to_agent_write_to_explorer_audit_team_and_erasure(live_server, 
     expect(page.locator("#first-run [data-step=write]")).to_contain_text("Done:", timeout=8000)
     assert marks(page) == ["Done:"] * 3 and page.evaluate("window.__marker") == 42
     assert page.locator("#first-run[hx-trigger]").count() == 0  # it polls no more
+    visits.shoot()
 
     visits.click("link", "Explore memory ops")
     page.get_by_label("Search").fill("full disk on the database")

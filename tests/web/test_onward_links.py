@@ -62,7 +62,7 @@ def test_a_memory_not_of_this_account_picks_no_default(client, alice, charlie, n
 
 
 def _audit_entry(client, landed: str, action: str) -> None:
-    entry = client.get(_link(landed, "See it in the audit log"))
+    entry = client.get(_link(landed, "See its audit entry"))
     assert entry.status_code == 200
     assert entry.context["page"].rows[0].event.action == action
 
