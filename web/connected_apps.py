@@ -7,12 +7,14 @@ from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.utils.html import format_html
 
 from accounts.connection_views import connections_with_limits
 from accounts.connections import connections_of, revocable_connection, revoke
 from accounts.team import MANAGERS
 from echomem.admission import connection_rates
 from web.access import Member, member
+from web.audit_links import audit_entry
 from web.connect import mcp_url
 from web.reauth import sensitive
 
@@ -41,8 +43,9 @@ def connected_app_revoke(request: HttpRequest, me: Member, connection_id: int) -
                                       connection_id=connection_id)
     if request.method == "POST":
         revoke(connection, actor_id=request.user.pk)
-        messages.success(request, f"{connection.application.name or 'The app'} is disconnected; "
-                                  "its tokens are refused from its next request.")
+        messages.success(request, format_html(
+            "{} is disconnected; its tokens are refused from its next request. {}",
+            connection.application.name or "The app", audit_entry("connection.revoked")))
         return redirect("web:connected_apps")
     [row] = connections_with_limits(me.principal.account_id, [connection])
     return render(request, "web/connected_app_revoke.html", {"row": row})

@@ -14,13 +14,14 @@ query for it."""
 from __future__ import annotations
 
 import time
-from urllib.parse import urlencode
+from urllib.parse import urlencode, urlsplit
 
 from django.contrib.auth.signals import user_logged_in
 from django.dispatch import receiver
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
+from django_htmx.http import HttpResponseClientRedirect
 
 from accounts.second_factors import factor_required, has_factor
 from echomem.middleware import door_of
@@ -89,5 +90,13 @@ class SecondFactorGate:
     @staticmethod
     def _send_on(request: HttpRequest, owes: str) -> HttpResponse:
         where = reverse("web:second_factor" if owes == VERIFY else "web:account_security")
+        if request.headers.get("HX-Request") == "true":
+            # A loaded page's own request (the dashboard's polling): the whole page goes,
+            # and comes back to that page, not to the fragment it asked for.
+            page = urlsplit(request.headers.get("HX-Current-URL", ""))
+            back = f"{page.path}?{page.query}" if page.query else page.path
+            ours = back.startswith("/") and not back.startswith("//")  # a path, not a host
+            return HttpResponseClientRedirect(f"{where}?{urlencode({'next': back})}"
+                                              if ours else where)
         back = request.get_full_path() if request.method == "GET" else ""
         return redirect(f"{where}?{urlencode({'next': back})}" if back else where)

@@ -4,11 +4,14 @@ the services, which check roles and the account, for every object it shows or ch
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
 from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.html import format_html
 from django.views.decorators.cache import never_cache
 
 from accounts.key_views import keys_expiring_soon, keys_with_limits
@@ -19,6 +22,7 @@ from echomem.admission import key_rates
 from echomem.agent_clients import export_line
 from echomem.errors import Forbidden, NotFound, ValidationFailed
 from memories.catalog.audit_log import AuditFilter, audit_page
+from memories.catalog.first_run import first_run
 from memories.catalog.selectors import (
     account_memories,
     memory_count,
@@ -42,6 +46,7 @@ from memories.graph.selectors import memory_for
 from memories.graph.services import memory_create
 from web import shown_once
 from web.access import Member, member
+from web.audit_links import audit_entry
 from web.connect import connect_context
 from web.forms import (
     DeleteAccountForm,
@@ -74,7 +79,10 @@ def dashboard(request: HttpRequest, me: Member) -> HttpResponse:
     # Each key's window as it stands: read, not counted (one round trip for the page).
     rates = key_rates(principal.account_id, page_keys)
     keys = [(row, rates[row.key.pk]) for row in keys_with_limits(principal, page_keys)]
+    steps = first_run(principal)
     return render(request, "web/dashboard.html", {
+        # Shown until a visit finds every step done (it then ticks live to the end).
+        "first_run": None if steps.done else steps,
         "account": me.account, "role": role,
         "may_delete": role in MAY_DELETE,
         "is_owner": me.is_owner,
@@ -93,7 +101,8 @@ def dashboard(request: HttpRequest, me: Member) -> HttpResponse:
 def key_new(request: HttpRequest, me: Member) -> HttpResponse:
     if is_unverified(request.user):
         return render(request, "web/verify_first.html", status=403)
-    form = NewKeyForm(request.POST or None, memories=account_memories(me.principal.account_id))
+    form = NewKeyForm(request.POST or None, memories=account_memories(me.principal.account_id),
+                      initial=_default_memory_picked(me, request.GET.get("memory", "")))
     if request.method == "POST" and form.is_valid():
         try:
             key, plaintext = api_key_create(
@@ -106,6 +115,17 @@ def key_new(request: HttpRequest, me: Member) -> HttpResponse:
             shown_once.keep(request, "api_key", key.pk, plaintext)
             return redirect("web:key_created", key_id=key.pk)
     return render(request, "web/key_new.html", {"form": form})
+
+
+def _default_memory_picked(me: Member, name: str) -> dict[str, int]:
+    """`?memory=<name>`, the onward link from a new memory, picks it as the key's default; a
+    name that is not one of the account's memories picks nothing, as no name does."""
+    if not name:
+        return {}
+    try:
+        return {"default_memory": memory_for(me.principal, name).pk}
+    except NotFound:
+        return {}
 
 
 @never_cache  # the page that shows a key's secret must not be kept by any cache
@@ -132,7 +152,9 @@ def key_revoke(request: HttpRequest, me: Member, key_id: int) -> HttpResponse:
     key = revocable_key(principal=me.principal, role=me.role, key_id=key_id)
     if request.method == "POST":
         api_key_revoke(key=key, actor_id=request.user.pk)
-        messages.success(request, f"Key {key} is revoked; agents using it are refused from now.")
+        messages.success(request, format_html(
+            "Key {} is revoked; agents using it are refused from now. {}", key,
+            audit_entry("key.revoked")))
         return redirect("web:dashboard")
     return render(request, "web/key_revoke.html", {"key": key})
 
@@ -147,7 +169,10 @@ def memory_new(request: HttpRequest, me: Member) -> HttpResponse:
         except ValidationFailed as refused:
             add_refusal(form, refused, refused.field or None)
         else:
-            messages.success(request, f"Memory {memory.name} is ready for your agents.")
+            messages.success(request, format_html(
+                'Memory {} is ready for your agents. <a href="{}?{}">Connect a client to '
+                "it</a> (a key with it as the default), or connect an app below.",
+                memory.name, reverse("web:key_new"), urlencode({"memory": memory.name})))
             return redirect("web:dashboard")
     return render(request, "web/memory_new.html", {"form": form})
 
@@ -176,9 +201,10 @@ def memory_remove(request: HttpRequest, me: Member, name: str) -> HttpResponse:
             field = {"keys": None, "move_to": "keys_to"}.get(refused.field or "", "confirm")
             add_refusal(form, refused, field)
         else:
-            messages.success(request, f"Memory {name} is deleted: {gone['facts']} facts and "
-                                      f"{gone['entities']} entities, and their text in the "
-                                      f"audit log.{_keys_fate(gone)}")
+            messages.success(request, format_html(
+                "Memory {} is deleted: {} facts and {} entities, and their text in the audit "
+                "log.{} {}", name, gone["facts"], gone["entities"], _keys_fate(gone),
+                audit_entry("memory.deleted")))
             return redirect("web:dashboard")
     return render(request, "web/memory_delete.html", {"memory": memory, "form": form,
                                                       "keys": keys})

@@ -43,7 +43,7 @@ def test_sign_up_create_and_revoke_a_key_sign_out_and_in(live_server, page, visi
     page.get_by_label("Name").fill("laptop")
     page.get_by_label("Tool").fill("claude-code")
     visits.click("button", "Create key")
-    secret = page.get_by_label("API key").input_value()
+    secret = page.get_by_label("API key", exact=True).input_value()
     assert secret.startswith("em_") and len(secret) == 59
     visits.click("link", "Done")
     assert secret not in page.content() and secret[:16] in page.content()

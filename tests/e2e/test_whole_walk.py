@@ -1,5 +1,6 @@
 """The whole product in one walk, as issue 10 names it: a person signs up, creates a memory
-and a key; an agent writes through /mcp with that key (the official `mcp` client); the
+and a key by following the first-run checklist (issue 41), which ticks live on the open
+dashboard when an agent writes through /mcp with that key (the official `mcp` client); the
 explorer finds the fact and draws its cause chain; the audit log shows the write with its key
 and session; a second person, invited, sees the memory as a member but cannot revoke the
 owner's key; the memory is deleted, its facts are gone, and the chain verifies."""
@@ -16,6 +17,7 @@ import pytest
 from django.core import mail
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
+from playwright.sync_api import expect
 
 from accounts.models import ApiKey
 from memories.models import Entity, Fact
@@ -60,6 +62,11 @@ def agent_writes(endpoint: str, key: str) -> Any:
     return outcome["reply"]
 
 
+def marks(page) -> list[str]:
+    """The first-run checklist's marks, as a screen reader reads them."""
+    return [mark.text_content() for mark in page.locator("#first-run li .visually-hidden").all()]
+
+
 def sign_in(page, visits, url: str, email: str, password: str) -> None:
     visits.goto(f"{url}/login/")
     page.get_by_label("Email").fill(email)
@@ -81,22 +88,31 @@ def test_sign_up_to_agent_write_to_explorer_audit_team_and_erasure(live_server, 
     visits.click("button", "Sign in")
     assert page.url.endswith("/dashboard/")
 
-    visits.click("link", "New memory")
+    # The first-run checklist, followed: each step's link, each page's onward link.
+    assert marks(page) == ["To do:"] * 3
+    visits.click("link", "Create a memory")
     page.get_by_label("Name").fill("ops")
     visits.click("button", "Create memory")
-    visits.click("link", "New key")
+    visits.click("link", "Connect a client to it")
+    assert page.locator("#id_default_memory option:checked").inner_text() == "ops"
     page.get_by_label("Name").fill("laptop")
     page.get_by_label("Tool").fill("claude-code")
-    page.get_by_label("Default memory").select_option(label="ops")
     visits.click("button", "Create key")
-    plaintext = page.get_by_label("API key").input_value()
+    plaintext = page.get_by_label("API key", exact=True).input_value()
     assert re.fullmatch(r"em_[0-9a-f]{12}_[\w-]{43}", plaintext)
     prefix = plaintext.split("_")[1]
+    visits.click("link", "Done")
+    assert marks(page) == ["Done:", "Done:", "To do:"]
 
+    # The dashboard stays open (no load: the marker survives) and ticks when the write lands.
+    page.evaluate("window.__marker = 42")
     reply = agent_writes(f"{url}/mcp", plaintext)
     assert reply.is_error is False and reply.structured_content["stored"] is True
+    expect(page.locator("#first-run [data-step=write]")).to_contain_text("Done:", timeout=8000)
+    assert marks(page) == ["Done:"] * 3 and page.evaluate("window.__marker") == 42
+    assert page.locator("#first-run[hx-trigger]").count() == 0  # it polls no more
+    visits.shoot()
 
-    visits.goto(f"{url}/dashboard/")
     visits.click("link", "Explore memory ops")
     page.get_by_label("Search").fill("full disk on the database")
     visits.click("button", "Search")

@@ -157,3 +157,11 @@ def test_a_member_signed_in_before_the_rule_meets_it_at_the_next_look(client, al
     session[OWED] = {**session[OWED], "at": session[OWED]["at"] - RECHECK_SECONDS - 1}
     session.save()
     assert client.get("/dashboard/")["Location"] == f"{PAGE}?next=%2Fdashboard%2F"
+    # The dashboard's polling: the whole page goes there (not the page into the list), and
+    # comes back to the dashboard, not to the fragment.
+    polled = client.get("/dashboard/first-run/", HTTP_HX_REQUEST="true",
+                        HTTP_HX_CURRENT_URL="http://testserver/dashboard/")
+    assert polled["HX-Redirect"] == f"{PAGE}?next=%2Fdashboard%2F" and polled.content == b""
+    elsewhere = client.get("/dashboard/first-run/", HTTP_HX_REQUEST="true",
+                           HTTP_HX_CURRENT_URL="http://testserver//evil.example/")
+    assert elsewhere["HX-Redirect"] == PAGE

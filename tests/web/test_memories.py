@@ -51,8 +51,8 @@ def test_the_list_counts_what_the_person_may_see_in_a_bounded_number_of_queries(
     rest = client.get("/dashboard/", {"memories": 2}).context["memories"]
     assert len(rest) == 6 and rest[-1].memory.name == "m9"
     # Counts (3), two pages (count and rows each), recent changes, recall saves, the keys
-    # expiring within a week, the nav's switcher, email banner and (hosted, as here) usage
-    # banner, session and user.
+    # expiring within a week, the first-run checklist, the nav's switcher, email banner and
+    # (hosted, as here) usage banner, session and user.
     assert many == few <= 20
 
 

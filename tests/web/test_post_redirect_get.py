@@ -51,6 +51,7 @@ NOT_CREATES = {
     "password-reset/<uidb64>/<token>/": "changes a password",
     "verify-email/resend/": "mails a link", "verify-email/<str:token>/": "confirms an email",
     "logout/": "signs out", "dashboard/": "a page",
+    "dashboard/first-run/": "the dashboard's checklist, polled (GET only)",
     "keys/<int:key_id>/created/": "the GET a key's creation redirects to",
     "memories/<str:name>/delete/": "deletes", "memories/<str:name>/rename/": "changes",
     "memories/<str:name>/make-default/": "changes", "keys/<int:key_id>/revoke/": "revokes",
