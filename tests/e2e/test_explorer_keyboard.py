@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.e2e.test_accessibility import blocking_violations
 from tests.factories import Engine, fact, session_for, signed_up
 
 LONG = "Disk full on the primary database server db-2"
@@ -56,11 +57,14 @@ def test_explorer_and_cause_view_by_keyboard_only(live_server, page, visits):
     # The browser's zone, named, from the cookie the first page set.
     assert f"Times in {zone} (your browser's)" in page.locator("#time-zone-note").inner_text()
     assert "True from 2026-03-04 14:05 CET" in results.inner_text()  # 13:05 UTC
+    page.locator("form details").evaluate("d => { d.open = true; }")  # axe sees its fields
+    axe = blocking_violations(page)
 
     _tab_to(page, f"el.closest('[aria-labelledby=results-heading]') && el.textContent === {LONG!r}")
     _enter_loads(page, visits)
     assert page.get_by_role("heading", level=1).inner_text().startswith(LONG)
     assert page.locator(".timeline").is_visible()
+    axe += blocking_violations(page)
 
     _tab_to(page, "el.textContent.trim() === 'Cause view'")
     _enter_loads(page, visits)
@@ -84,4 +88,6 @@ def test_explorer_and_cause_view_by_keyboard_only(live_server, page, visits):
     assert page.locator("#cause-focus").inner_text() == f"{LONG} (the subject)"
     assert focused.locator("rect").evaluate("r => getComputedStyle(r).strokeWidth") == "3px"
     visits.shoot()
+    axe += blocking_violations(page)
+    assert axe == [], "\n".join(axe)
     assert visits.loads == 5
