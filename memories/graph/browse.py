@@ -111,9 +111,14 @@ def fact_page(memory: Memory, partition: str, *, superseded: bool = False,
 
 
 def keyset_page(facts: QuerySet, by: str, cursor: str | None,
-                limit: int = PAGE_SIZE, *, by_sql: str | None = None) -> FactPage:
+                limit: int = PAGE_SIZE, *, by_sql: str | None = None,
+                sorted_by_index: bool = True) -> FactPage:
     """`facts` ordered by (`by`, position, id) descending, the page after `cursor`. `by` is
-    a column, or an annotation whose SQL `by_sql` repeats for the cursor's comparison."""
+    a column, or an annotation whose SQL `by_sql` repeats for the cursor's comparison.
+    Without an index in that order (`sorted_by_index` False) the page's ids are picked
+    first, in a query of their own, so the sort reads fact rows alone and only the page is
+    joined to its entities (one statement with the ids as a subquery let the planner,
+    misjudging the rows, run that subquery once per fact)."""
     if cursor:
         at, position, fact_id = decode_cursor(cursor)
         key = by_sql or f'"memories_fact"."{by}"'
@@ -121,7 +126,11 @@ def keyset_page(facts: QuerySet, by: str, cursor: str | None,
         facts = facts.filter(RawSQL(
             f'({key}, "memories_fact"."position", "memories_fact"."id") < (%s, %s, %s)',
             [at, position, fact_id], output_field=BooleanField()))
-    rows = list(browse_queryset(facts).order_by(F(by).desc(), "-position", "-id")[:limit + 1])
+    order = (F(by).desc(), "-position", "-id")
+    if not sorted_by_index:
+        facts = facts.filter(pk__in=list(facts.order_by(*order).values_list("pk", flat=True)
+                                         [:limit + 1]))
+    rows = list(browse_queryset(facts).order_by(*order)[:limit + 1])
     more = len(rows) > limit
     rows = rows[:limit]
     return FactPage([browse_view(row) for row in rows],

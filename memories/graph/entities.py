@@ -46,7 +46,7 @@ def entity_timeline(memory: Memory, partition: str, entity_id: uuid.UUID, *,
                                  memory_id=memory.pk, partition=partition,
                                  superseded_at__isnull=True)
              .annotate(happened=Coalesce("valid_at", "created_at")))
-    page = keyset_page(facts, "happened", cursor, by_sql=HAPPENED_SQL)
+    page = keyset_page(facts, "happened", cursor, by_sql=HAPPENED_SQL, sorted_by_index=False)
     for fact in page.facts:
         fact["happened"] = fact["valid_at"] or fact["created_at"]
         fact["happened_by"] = "valid from" if fact["valid_at"] else "learned"
