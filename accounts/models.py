@@ -213,3 +213,14 @@ class Connection(models.Model):
 
     def __str__(self) -> str:
         return f"{self.application} for {self.user} in {self.account}"
+
+
+class PersonSettings(models.Model):
+    """One person's own choices, whatever account they act in (the account's settings are
+    the Account's). Created on first save; no row means every default."""
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
+                                related_name="person_settings")
+    # An IANA name (accounts/preferences.py checks it against zoneinfo); blank follows the
+    # browser's own zone.
+    time_zone = models.CharField(max_length=64, blank=True, default="")

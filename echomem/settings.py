@@ -222,6 +222,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     *SECOND_FACTOR_MIDDLEWARE,  # noqa: F405  is_verified(), then what a session owes
     "accounts.middleware.SessionSeen",
+    "web.time_zones.ViewerTimeZone",  # the viewer's zone for every time a page shows
     "django.contrib.messages.middleware.MessageMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
@@ -245,6 +246,7 @@ TEMPLATES = [
                 "web.context_processors.accounts",
                 "web.context_processors.email_verification",
                 "web.context_processors.billing",
+                "web.time_zones.time_zone",
             ],
         },
     },

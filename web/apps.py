@@ -9,4 +9,4 @@ class WebConfig(AppConfig):
 
     def ready(self) -> None:
         # What a session owes is worked out at every sign-in (a signal receiver there).
-        from web import second_factor_gate  # noqa: F401
+        from web import second_factor_gate, time_zones  # noqa: F401

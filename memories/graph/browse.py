@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from django.db.models import BooleanField, F, Q, QuerySet
+from django.db.models import BooleanField, F, QuerySet
 from django.db.models.expressions import RawSQL
 
 from accounts.principal import Principal
@@ -23,6 +23,7 @@ from echomem.errors import ValidationFailed
 from memories.core.scopes import SHARED
 from memories.graph.selectors import FACT_VIEW_FIELDS, fact_view
 from memories.models import Episode, Fact, Memory
+from memories.search.window import Window
 
 PAGE_SIZE = 50
 # What a browser fact row shows beyond fact_view: links to its endpoints.
@@ -96,23 +97,40 @@ def browse_queryset(queryset: QuerySet) -> QuerySet:
 
 
 def fact_page(memory: Memory, partition: str, *, superseded: bool = False,
-              cursor: str | None = None, limit: int = PAGE_SIZE) -> FactPage:
-    """Live facts newest first, or superseded ones most recently replaced first."""
+              cursor: str | None = None, limit: int = PAGE_SIZE,
+              window: Window | None = None) -> FactPage:
+    """Live facts newest first, or superseded ones most recently replaced first. With a
+    `window` set to a time (as_of, valid_as_of), the facts query_memory reads at that time,
+    by the same condition, newest learned first."""
+    if window is not None and (window.as_of or window.valid_as_of):
+        facts = Fact.objects.filter(window.q(), memory_id=memory.pk, partition=partition)
+        return keyset_page(facts, "created_at", cursor, limit)
     facts = Fact.objects.filter(memory_id=memory.pk, partition=partition,
                                 superseded_at__isnull=not superseded)
     return keyset_page(facts, "superseded_at" if superseded else "created_at", cursor, limit)
 
 
 def keyset_page(facts: QuerySet, by: str, cursor: str | None,
-                limit: int = PAGE_SIZE) -> FactPage:
-    """`facts` ordered by (`by`, position, id) descending, the page after `cursor`."""
+                limit: int = PAGE_SIZE, *, by_sql: str | None = None,
+                sorted_by_index: bool = True) -> FactPage:
+    """`facts` ordered by (`by`, position, id) descending, the page after `cursor`. `by` is
+    a column, or an annotation whose SQL `by_sql` repeats for the cursor's comparison.
+    Without an index in that order (`sorted_by_index` False) the page's ids are picked
+    first, in a query of their own, so the sort reads fact rows alone and only the page is
+    joined to its entities (one statement with the ids as a subquery let the planner,
+    misjudging the rows, run that subquery once per fact)."""
     if cursor:
         at, position, fact_id = decode_cursor(cursor)
+        key = by_sql or f'"memories_fact"."{by}"'
         # A row comparison: one index range instead of three OR'ed conditions.
         facts = facts.filter(RawSQL(
-            f'("memories_fact"."{by}", "memories_fact"."position", "memories_fact"."id") '
-            "< (%s, %s, %s)", [at, position, fact_id], output_field=BooleanField()))
-    rows = list(browse_queryset(facts).order_by(F(by).desc(), "-position", "-id")[:limit + 1])
+            f'({key}, "memories_fact"."position", "memories_fact"."id") < (%s, %s, %s)',
+            [at, position, fact_id], output_field=BooleanField()))
+    order = (F(by).desc(), "-position", "-id")
+    if not sorted_by_index:
+        facts = facts.filter(pk__in=list(facts.order_by(*order).values_list("pk", flat=True)
+                                         [:limit + 1]))
+    rows = list(browse_queryset(facts).order_by(*order)[:limit + 1])
     more = len(rows) > limit
     rows = rows[:limit]
     return FactPage([browse_view(row) for row in rows],
@@ -135,11 +153,3 @@ def decode_cursor(cursor: str) -> tuple[datetime, int, uuid.UUID]:
                                fix="follow the 'next page' link unchanged, or start again "
                                    "from the first page") from None
 
-
-def live_edges_of(memory: Memory, partition: str, entity_id: uuid.UUID, *, outgoing: bool,
-                  cursor: str | None, limit: int = PAGE_SIZE) -> FactPage:
-    """An entity's live facts out (it is the source) or in (it is the target)."""
-    ends = Q(source_id=entity_id) if outgoing else Q(target_id=entity_id)
-    return keyset_page(Fact.objects.filter(ends, memory_id=memory.pk, partition=partition,
-                                           superseded_at__isnull=True), "created_at", cursor,
-                       limit)

@@ -1,4 +1,5 @@
-"""An entity as a person sees it: its live facts out and in, and each edge's earlier versions."""
+"""An entity as a person sees it: its live facts as a timeline, each edge's earlier versions,
+and the entities a typed name may mean (the cause view's search-as-you-type)."""
 
 from __future__ import annotations
 
@@ -8,12 +9,13 @@ from operator import or_
 from typing import Any
 
 from django.db.models import Count, F, Q, Window
-from django.db.models.functions import RowNumber
+from django.db.models.functions import Coalesce, Length, RowNumber
 
 from accounts.principal import Principal
 from echomem.errors import NotFound
+from memories.core.names import normalize
 from memories.core.scopes import SHARED, visible_to_person
-from memories.graph.browse import browse_queryset, browse_view, live_edges_of
+from memories.graph.browse import FactPage, browse_queryset, browse_view, keyset_page
 from memories.graph.selectors import memory_for
 from memories.models import Entity, Fact, Memory
 
@@ -32,16 +34,35 @@ def visible_entity(principal: Principal, memory: Memory, entity_id: uuid.UUID) -
     return entity
 
 
+# When a fact happened, for a timeline: when it became true, else when it was learned.
+HAPPENED_SQL = 'coalesce("memories_fact"."valid_at", "memories_fact"."created_at")'
+
+
+def entity_timeline(memory: Memory, partition: str, entity_id: uuid.UUID, *,
+                    cursor: str | None) -> FactPage:
+    """The entity's live facts, either way, latest happened first (valid time, falling back
+    to learned time), a page after `cursor`; each says which time placed it."""
+    facts = (Fact.objects.filter(Q(source_id=entity_id) | Q(target_id=entity_id),
+                                 memory_id=memory.pk, partition=partition,
+                                 superseded_at__isnull=True)
+             .annotate(happened=Coalesce("valid_at", "created_at")))
+    page = keyset_page(facts, "happened", cursor, by_sql=HAPPENED_SQL, sorted_by_index=False)
+    for fact in page.facts:
+        fact["happened"] = fact["valid_at"] or fact["created_at"]
+        fact["happened_by"] = "valid from" if fact["valid_at"] else "learned"
+        fact["outgoing"] = fact["source_id"] == str(entity_id)
+    return page
+
+
 def entity_detail(principal: Principal, memory_name: str, entity_id: uuid.UUID, *,
-                  out_after: str | None = None, in_after: str | None = None) -> dict[str, Any]:
-    """The entity, a page of its live facts each way, and under each fact its edge's history
-    (up to HISTORY_SHOWN superseded versions, newest first, with when and what replaced it)."""
+                  after: str | None = None) -> dict[str, Any]:
+    """The entity, a page of its timeline, and under each fact its edge's history (up to
+    HISTORY_SHOWN superseded versions, newest first, with when and what replaced it)."""
     memory = memory_for(principal, memory_name)
     entity = visible_entity(principal, memory, entity_id)
-    facts_out = live_edges_of(memory, entity.partition, entity.pk, outgoing=True, cursor=out_after)
-    facts_in = live_edges_of(memory, entity.partition, entity.pk, outgoing=False, cursor=in_after)
-    histories = edge_histories(memory, entity.partition, facts_out.facts + facts_in.facts)
-    for fact in facts_out.facts + facts_in.facts:
+    timeline = entity_timeline(memory, entity.partition, entity.pk, cursor=after)
+    histories = edge_histories(memory, entity.partition, timeline.facts)
+    for fact in timeline.facts:
         fact["history"] = histories.get(_key(fact), {"earlier": [], "versions": 0})
         replacement = fact["fact"]
         for version in fact["history"]["earlier"]:
@@ -53,9 +74,24 @@ def entity_detail(principal: Principal, memory_name: str, entity_id: uuid.UUID, 
                    "partition": entity.partition, "episode_id": str(entity.episode_id)
                    if entity.episode_id else None, "created_at": entity.created_at},
         "memory": memory.name,
-        "facts_out": facts_out.facts, "facts_out_next": facts_out.next_cursor,
-        "facts_in": facts_in.facts, "facts_in_next": facts_in.next_cursor,
+        "timeline": timeline.facts, "timeline_next": timeline.next_cursor,
     }
+
+
+SUGGESTIONS = 8
+
+
+def entities_named_like(principal: Principal, memory: Memory, partition: str, typed: str,
+                        limit: int = SUGGESTIONS) -> list[dict[str, str]]:
+    """Entities of the partition whose name contains what was typed (any case), shortest
+    names first: the closest to a whole-name match lead."""
+    wanted = normalize(typed)
+    if not wanted:
+        return []
+    rows = (Entity.objects.filter(visible_to_person(principal), memory_id=memory.pk,
+                                  partition=partition, normalized_name__contains=wanted)
+            .order_by(Length("name"), "name").values_list("id", "name", "type")[:limit])
+    return [{"id": str(pk), "name": name, "type": kind} for pk, name, kind in rows]
 
 
 def _key(fact: dict[str, Any]) -> tuple[str, str, str]:

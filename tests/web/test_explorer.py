@@ -136,23 +136,24 @@ def test_another_holders_solo_facts_are_invisible_and_ones_own_are_a_partition(c
     assert client.get(f"/memories/default/entities/{secret.pk}/").status_code == 200
 
 
-def test_entity_page_shows_facts_out_and_in_and_each_edges_history(client, alice):
+def test_entity_page_shows_its_facts_as_a_timeline_with_each_edges_history(client, alice):
     _write_story(alice.principal)
     client.force_login(alice.user)
     ada = client.get(f"/memories/default/entities/{_entity('Ada').pk}/")
-    out = ada.context["detail"]["facts_out"]
-    assert [f["fact"] for f in out] == ["Ada mentored Grace until she led the team"]
-    history = out[0]["history"]
+    timeline = ada.context["detail"]["timeline"]
+    assert [f["fact"] for f in timeline] == ["Ada mentored Grace until she led the team"]
+    assert timeline[0]["outgoing"] and timeline[0]["happened_by"] == "learned"
+    history = timeline[0]["history"]
     assert history["versions"] == 1
     old = history["earlier"][0]
     assert old["fact"] == "Ada mentors Grace in compiler design"
     assert old["superseded_at"] is not None and old["session_id"] == "s-1"
     assert old["replaced_by_fact"] == "Ada mentored Grace until she led the team"
-    assert ada.context["detail"]["facts_in"] == []
     html = ada.content.decode()
-    assert "1 earlier version" in html and "No live facts end at this entity." in html
+    assert "1 earlier version" in html and 'class="timeline' in html
     grace = client.get(f"/memories/default/entities/{_entity('Grace').pk}/").context["detail"]
-    assert [f["fact"] for f in grace["facts_in"]] == ["Ada mentored Grace until she led the team"]
+    assert [(f["fact"], f["outgoing"]) for f in grace["timeline"]] == [
+        ("Ada mentored Grace until she led the team", False)]
 
 
 def test_episode_page_shows_provenance_and_everything_the_episode_wrote(client, alice):
@@ -191,7 +192,9 @@ def test_cause_view_draws_the_chain_as_svg_beside_a_list(client, alice):
     # Drawn on the server: the only scripts are the layout's (theme switch, htmx), no inline one.
     assert re.findall(r"<script[^>]*>", html) == [
         '<script src="/static/web/theme.js">',
-        '<script src="/static/django_htmx/htmx-2.min.js" defer>']
+        '<script src="/static/django_htmx/htmx-2.min.js" defer>',
+        '<script src="/static/web/timezone.js" defer>',
+        '<script src="/static/web/cause_view.js" defer>']
 
 
 @pytest.mark.parametrize("params, field, says", [
@@ -227,9 +230,9 @@ def test_bad_page_links_on_entity_and_episode_pages_say_so_and_show_the_first_pa
                                                                                    alice):
     first, _ = _write_story(alice.principal)
     client.force_login(alice.user)
-    entity = client.get(f"/memories/default/entities/{_entity('Ada').pk}/", {"out": "zz"})
+    entity = client.get(f"/memories/default/entities/{_entity('Ada').pk}/", {"after": "zz"})
     assert "not one the server made" in entity.context["error"]
-    assert entity.context["detail"]["facts_out"]
+    assert entity.context["detail"]["timeline"]
     episode = client.get(f"/memories/default/episodes/{first['episode_id']}/", {"after": "-1"})
     assert "after must be a fact position" in episode.context["error"]
     assert len(episode.context["detail"]["facts"]) == 3
@@ -302,8 +305,8 @@ def _list_pages(client, built) -> list[str]:
     cursor = first.context["page"].next_cursor
     return [base, f"{base}?after={cursor}", f"{base}?superseded=on",
             f"{base}entities/{built['hub']}/", f"{base}episodes/{built['episode']}/",
-            f"{base}entities/{built['hub']}/?in="
-            + client.get(f"{base}entities/{built['hub']}/").context["detail"]["facts_in_next"]]
+            f"{base}entities/{built['hub']}/?after="
+            + client.get(f"{base}entities/{built['hub']}/").context["detail"]["timeline_next"]]
 
 
 def test_every_list_page_costs_the_same_queries_at_10000_facts_as_at_60(
@@ -314,10 +317,11 @@ def test_every_list_page_costs_the_same_queries_at_10000_facts_as_at_60(
     for small_path, big_path in zip(_list_pages(client, small), _list_pages(client, big),
                                     strict=True):
         # Session, user, membership, memory; then a list reads the partitions and one page;
-        # an entity page the entity, a page each way and their histories; an episode page
-        # the episode, its facts, what they replaced and its entities. Three more for the
-        # nav: the account switcher, the email-confirmation banner and (hosted, as here) the
-        # usage banner's plan and month's units.
+        # an entity page the entity, its timeline's page (the ids, then those facts) and
+        # their histories; an episode page the episode, its facts, what they replaced and
+        # its entities. Three more for the nav: the account switcher, the
+        # email-confirmation banner and (hosted, as here) the usage banner's plan and
+        # month's units.
         expected = 9 if "/entities/" not in small_path and "/episodes/" not in small_path else 12
         with django_assert_num_queries(expected):
             small_page = client.get(small_path)
@@ -329,8 +333,8 @@ def test_every_list_page_costs_the_same_queries_at_10000_facts_as_at_60(
     seen = [f["fact_id"] for f in first.facts + rest.facts]
     assert len(seen) == len(set(seen)) == 60 and rest.next_cursor is None
     hub = client.get(f"/memories/big/entities/{big['hub']}/").context["detail"]
-    assert len(hub["facts_in"]) == 50
-    assert sum(f["history"]["versions"] for f in hub["facts_in"]) >= 8  # n < 2000 were rewritten
+    assert len(hub["timeline"]) == 50
+    assert sum(f["history"]["versions"] for f in hub["timeline"]) >= 8  # n < 2000 were rewritten
     listed = client.get("/memories/big/").content.decode()
     assert len(re.findall(r'<li class="list-group-item">', listed)) == 50
     assert "Next page" in listed
@@ -384,5 +388,5 @@ def test_crafted_page_links_never_fail_the_server(client, alice, raw):
     for path, params in [("/memories/default/", {"after": cursor}),
                          ("/memories/default/", {"after": cursor, "superseded": "on"}),
                          (f"/memories/default/entities/{_entity('Ada').pk}/",
-                          {"out": cursor, "in": cursor})]:
+                          {"after": cursor})]:
         assert client.get(path, params).status_code == 200

@@ -15,7 +15,7 @@ from django.utils.http import urlsafe_base64_encode
 
 from accounts.models import Invitation, Membership
 from accounts.team import token_hash
-from memories.models import Entity, Episode, Memory, Note
+from memories.models import Entity, Episode, Fact, Memory, Note
 from tests.factories import signed_in_elsewhere
 from tests.web.test_security_headers import _connection
 
@@ -42,6 +42,15 @@ def _their_entity(outsider) -> Entity:
     return Entity.objects.create(memory_id=episode.memory_id, partition="shared",
                                  name="Theirs", normalized_name="theirs", type="thing",
                                  episode=episode)
+
+
+def _their_fact(outsider) -> Fact:
+    entity = _their_entity(outsider)
+    return Fact.objects.create(memory_id=entity.memory_id, partition="shared", source=entity,
+                               target=entity, relation_type="is", fact="Theirs is theirs",
+                               confidence="extracted", episode_id=entity.episode_id,
+                               written_by_tool=outsider.key.tool, created_at=timezone.now(),
+                               search_text="Theirs is theirs")
 
 
 def _their_note(outsider) -> Note:
@@ -73,6 +82,7 @@ OTHER_ACCOUNTS = {
     "entity_id": lambda outsider: _their_entity(outsider).pk,
     "episode_id": lambda outsider: _their_episode(outsider).pk,
     "note_id": lambda outsider: _their_note(outsider).pk,
+    "fact_id": lambda outsider: _their_fact(outsider).pk,
     # Links mailed to another person: their user id, with a token this person cannot know.
     "uidb64": lambda outsider: urlsafe_base64_encode(force_bytes(outsider.user.pk)),
     # The user docs belong to no account: a guide that does not exist is the 404 here.

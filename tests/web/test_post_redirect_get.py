@@ -61,6 +61,9 @@ NOT_CREATES = {
     "memories/<str:name>/entities/<uuid:entity_id>/": "a page",
     "memories/<str:name>/episodes/<uuid:episode_id>/": "a page",
     "memories/<str:name>/cause/": "a page", "memories/<str:name>/notes/": "a page",
+    "memories/<str:name>/facts/<uuid:fact_id>/": "a page",
+    "memories/<str:name>/cause/suggest/": "a page fragment",
+    "account/preferences/": "changes a setting",
     "memories/<str:name>/notes/<uuid:note_id>/": "a page", "audit/": "a page",
     "audit/export.csv": "a download", "audit/export.jsonl": "a download",
     "audit/verify/": "checks the chain", "account/redaction/": "changes settings; its "

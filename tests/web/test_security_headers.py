@@ -20,7 +20,7 @@ from oauth2_provider.models import get_application_model
 from accounts.connections import connect
 from accounts.models import Invitation, Membership
 from accounts.team import token_hash
-from memories.models import Entity, Episode, Note
+from memories.models import Entity, Episode, Fact, Note
 from tests.factories import signed_in_elsewhere
 from web import verification
 
@@ -75,14 +75,22 @@ def _own(route: str, param: str, actor) -> str:
         return str(_invitation(actor, "another-link-token").pk)
     if param == "member_id":
         return str(Membership.objects.get(account=actor.account, user=actor.user).pk)
-    if param in ("entity_id", "episode_id"):
+    if param in ("entity_id", "episode_id", "fact_id"):
         episode = Episode.objects.create(memory=actor.account.default_memory,
                                          partition="shared", tool=actor.key.tool)
         if param == "episode_id":
             return str(episode.pk)
-        return str(Entity.objects.create(memory_id=episode.memory_id, partition="shared",
-                                         name="Ada", normalized_name="ada", type="person",
-                                         episode=episode).pk)
+        name = "Ada" if param == "entity_id" else "Grace"  # both pages in one test
+        entity = Entity.objects.create(memory_id=episode.memory_id, partition="shared",
+                                       name=name, normalized_name=name.lower(), type="person",
+                                       episode=episode)
+        if param == "entity_id":
+            return str(entity.pk)
+        return str(Fact.objects.create(
+            memory_id=episode.memory_id, partition="shared", source=entity, target=entity,
+            relation_type="is", fact="Grace is Grace", confidence="extracted",
+            episode=episode, written_by_tool=actor.key.tool, created_at=timezone.now(),
+            search_text="Grace is Grace").pk)
     if param == "note_id":
         now = timezone.now()
         return str(Note.objects.create(memory=actor.account.default_memory, partition="shared",
