@@ -34,8 +34,10 @@ class TimeZoneForm(forms.Form):
 
 def _back_to(request: HttpRequest) -> str | None:
     wanted = request.POST.get("next") or request.GET.get("next") or ""
-    if wanted and "\x00" not in wanted and len(wanted) < 2000 and url_has_allowed_host_and_scheme(
-            wanted, allowed_hosts={request.get_host()}, require_https=request.is_secure()):
+    # A path on this site only: redirect() would take any other word for a URL name.
+    if (wanted.startswith("/") and "\x00" not in wanted and len(wanted) < 2000
+            and url_has_allowed_host_and_scheme(wanted, allowed_hosts={request.get_host()},
+                                                require_https=request.is_secure())):
         return wanted
     return None
 
