@@ -24,6 +24,7 @@ import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import timedelta
+from urllib.parse import urlencode
 
 import pytest
 from axe_playwright_python.sync_playwright import Axe
@@ -262,6 +263,7 @@ def _empty_world() -> World:
 
 def _long_world(live_server) -> World:
     from django.conf import settings
+    from django.contrib.sessions.backends.db import SessionStore
     from django_otp.plugins.otp_totp.models import TOTPDevice
     from oauth2_provider.models import get_application_model
 
@@ -336,7 +338,6 @@ def _long_world(live_server) -> World:
         user=owner.user, account_id=account.pk, application=application, read_only=True,
         memories=list(Memory.objects.filter(account=account)[:5]), default_memory=memory).pk
     _, challenge = pkce_pair()
-    from urllib.parse import urlencode
     world.authorize_query = urlencode({
         "response_type": "code", "client_id": application.client_id,
         "redirect_uri": "http://127.0.0.1:33418/callback", "state": "st-walk",
@@ -353,7 +354,6 @@ def _long_world(live_server) -> World:
     own = session_for(owner.user)
     world.sessions[OWNER] = own
     # The secrets a POST leaves for the next page, as the key and recovery-code forms do.
-    from django.contrib.sessions.backends.db import SessionStore
     store = SessionStore(session_key=own)
     store[shown_once.PREFIX + "api_key"] = {"id": owner.key.pk, "secret": owner.plaintext}
     world.recovery_codes = "held"
