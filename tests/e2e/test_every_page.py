@@ -79,6 +79,7 @@ class World:
     memory: str = "default"
     entity_id: str | None = None
     episode_id: str | None = None
+    fact_id: str | None = None
     note_id: str | None = None
     key_id: int | None = None
     member_id: int | None = None
@@ -154,6 +155,7 @@ PAGES: dict[str, Walked] = {
                                   needs("entity_id", "/memories/{memory}/entities/{value}/")),
     "web:explorer_episode": Walked(OWNER,
                                    needs("episode_id", "/memories/{memory}/episodes/{value}/")),
+    "web:explorer_fact": Walked(OWNER, needs("fact_id", "/memories/{memory}/facts/{value}/")),
     "web:explorer_cause": Walked(OWNER, mem("cause/")),
     "web:explorer_notes": Walked(OWNER, mem("notes/")),
     "web:explorer_note": Walked(OWNER, needs("note_id", "/memories/{memory}/notes/{value}/")),
@@ -161,6 +163,7 @@ PAGES: dict[str, Walked] = {
     "web:connected_app_revoke": Walked(OWNER, needs("connection_id", "/apps/{value}/revoke/")),
     "web:account_delete": at("/account/delete/"),
     "web:account_settings": at("/account/"),
+    "web:preferences": at("/account/preferences/", differs=False),
     "web:account_security": at("/account/security/"),
     "web:totp_setup": at("/account/security/app/"),
     # Shown once, after codes are made (the long world's session holds a set).
@@ -191,6 +194,10 @@ NOT_PAGES: dict[str, str] = {
     "web:factor_requirement": POST_ONLY,
     "web:audit_verify": POST_ONLY,
     "web:account_switch": POST_ONLY,
+    "web:first_run": "the dashboard's checklist as its polling fetches it (an htmx fragment, "
+                     "walked inside the dashboard)",
+    "web:explorer_cause_suggest": "the cause view's suggestions as you type (an htmx fragment, "
+                                  "walked in tests/e2e/test_explorer_keyboard.py)",
     "web:billing_checkout": "POST-only: redirects to Stripe's checkout",
     "web:billing_portal": "POST-only: redirects to Stripe's customer portal",
     "web:memory_export": "a download (the memory as a JSON file), no page",
@@ -309,6 +316,7 @@ def _long_world(live_server) -> World:
         + [fact(entities[1]["name"], entities[0]["name"], f"relation_{i}",
                 f"Fact {i}: {LONG_SENTENCE[:300]}") for i in range(12)])
     world.episode_id = str(written["episode_id"])
+    world.fact_id = str(written["edges_created"][0]["fact_id"])
     world.entity_id = next(entity["id"] for entity in written["entities"]
                            if entity["name"] == entities[0]["name"])
     saved = engine._run("memory_save", note(
