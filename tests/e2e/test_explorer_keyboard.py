@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.e2e.test_accessibility import blocking_violations
+from tests.e2e.test_every_page import blocking_violations
 from tests.factories import Engine, fact, session_for, signed_up
 
 LONG = "Disk full on the primary database server db-2"
