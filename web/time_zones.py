@@ -55,6 +55,11 @@ def _read_choice_at_sign_in(sender, request, user, **kwargs) -> None:
         request.session[CHOICE] = chosen_time_zone(user.pk)
 
 
+# The agents' doors answer in UTC whoever calls (their ISO times carry the offset anyway),
+# and an agent's request never touches a session here.
+MACHINE_DOORS = ("/mcp", "/api/")
+
+
 class ViewerTimeZone:
     """Activates the viewer's zone for the request: every `date` filter shows it."""
 
@@ -62,6 +67,8 @@ class ViewerTimeZone:
         self.get_response = get_response
 
     def __call__(self, request):
+        if request.path.startswith(MACHINE_DOORS):
+            return self.get_response(request)
         zone = request.time_zone = viewer_zone(request)
         timezone.activate(zoneinfo.ZoneInfo(zone.name))
         try:

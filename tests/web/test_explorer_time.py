@@ -266,3 +266,20 @@ def test_cause_suggestions_offer_matching_entities_as_links_and_refuse_hostile_i
     traced = client.get("/memories/default/cause/", {"subject": "Acme outage"}).content.decode()
     assert 'tabindex="0" role="img" aria-label="Acme outage (the subject)"' in traced
     assert "<title>Acme outage</title>" in traced
+
+
+def test_the_agents_doors_answer_alike_whatever_zone_cookie_comes_along(client, alice):
+    """The zone is the pages' business: a request at /api or /mcp reads no session for it,
+    so the answer does not vary by cookie (a shared cache may keep it) and its times are
+    the stored UTC ones."""
+    client.cookies["tz"] = "Asia/Tokyo"
+    bearer = {"HTTP_AUTHORIZATION": f"Bearer {alice.plaintext}"}
+    listed = client.get("/api/v1/memories", **bearer)
+    assert listed.status_code == 200 and "Cookie" not in listed["Vary"]
+    assert listed.json()["memories"][0]["created_at"].endswith("Z")
+    started = client.post("/mcp", content_type="application/json", **bearer,
+                          HTTP_ACCEPT="application/json, text/event-stream", data={
+                              "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                                  "protocolVersion": "2025-06-18", "capabilities": {},
+                                  "clientInfo": {"name": "probe", "version": "1"}}})
+    assert started.status_code == 200 and "Cookie" not in started.get("Vary", "")
