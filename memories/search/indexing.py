@@ -245,10 +245,32 @@ def _send_to_workers(fact_ids: Sequence | None) -> None:
                      exc.__class__.__name__)
 
 
+# Whether anything waits for its vector (both probes are index-only on the waiting queues).
+ANYTHING_WAITING = (
+    "SELECT EXISTS (SELECT 1 FROM memories_fact WHERE embedding IS NULL) "
+    "OR EXISTS (SELECT 1 FROM memories_note WHERE embedding IS NULL)"
+)
+
+
+def _anything_waiting() -> bool:
+    with connection.cursor() as cursor:
+        cursor.execute(ANYTHING_WAITING)
+        return cursor.fetchone()[0]
+
+
 class _Background(threading.Thread):
-    """One per process; sleeps until a write wakes it, and sweeps now and then anyway."""
+    """One per process; sleeps until a write wakes it, and sweeps now and then anyway.
+
+    A pass ends at the first batch that claims nothing, which is not always an empty queue:
+    the rows left may be held by another transaction (another process's indexer, a query
+    storing its provisional vector, a write replacing the fact). If that one rolls back (a
+    worker killed mid-batch, a lock timeout), nothing wakes this thread for those rows; so
+    while anything still waits after a pass, or when a pass failed, the next look comes in
+    RETRY_SECONDS, doubling up to the sweep's interval, instead of at the sweep.
+    """
 
     SWEEP_SECONDS = 60.0
+    RETRY_SECONDS = 0.5
 
     def __init__(self) -> None:
         super().__init__(name="echo-memory-indexer", daemon=True)
@@ -268,16 +290,23 @@ class _Background(threading.Thread):
         self.join(timeout)
 
     def run(self) -> None:
+        pause, retry = self.SWEEP_SECONDS, self.RETRY_SECONDS
         while not self._stopping.is_set():
-            self._wake.wait(self.SWEEP_SECONDS)
+            self._wake.wait(pause)
             self._wake.clear()
+            left = True
             try:
                 while not self._stopping.is_set() and _index_batch(BATCH_SIZE):
                     pass
+                left = _anything_waiting()
             except Exception:
-                logger.exception("indexing failed; will retry at the next write or sweep")
+                logger.exception("indexing failed; will retry in %.1f s", retry)
             finally:
                 connection.close()
+            if left:
+                pause, retry = retry, min(retry * 2, self.SWEEP_SECONDS)
+            else:
+                pause, retry = self.SWEEP_SECONDS, self.RETRY_SECONDS
 
 
 _background: _Background | None = None

@@ -1,0 +1,121 @@
+"""The single box's indexer thread (memories/search/indexing.py `_Background`) drains: no
+fact is left waiting while it sleeps, whatever happened around its last pass.
+
+Real threads on real connections: the thread's pass is only watched (each batch's count
+recorded), never replaced.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+from django.db import connection, transaction
+
+from memories.models import Fact
+from memories.search import indexing
+from tests.factories import Engine, fact, person
+
+# Well under the thread's sweep (60 s): a fact found here was not left to the sweep.
+DRAINED_WITHIN = 10.0
+PEOPLE = [person("Alice"), person("Bob")]
+
+
+@pytest.fixture
+def indexer_thread(settings, monkeypatch):
+    """This process's indexer thread, started fresh by the first write that wakes it, with
+    every batch's count recorded (`batches`, in order); stopped afterwards."""
+    settings.ECHO_MEMORY_INDEXING = "manual"  # until the test says otherwise
+    monkeypatch.setattr(indexing, "_background", None)
+    batches: list[int] = []
+    index_batch = indexing._index_batch
+
+    def watched(size: int) -> int:
+        done = index_batch(size)
+        batches.append(done)
+        return done
+
+    monkeypatch.setattr(indexing, "_index_batch", watched)
+    yield batches
+    indexing.stop_background(30)
+
+
+def waiting(*fact_ids) -> int:
+    return Fact.objects.filter(pk__in=fact_ids, embedding__isnull=True).count()
+
+
+def wait_until(condition, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def write_one(engine: Engine, text: str) -> str:
+    written = engine.write(session_id=text, entities=PEOPLE, assume_new=True,
+                           facts=[fact("Alice", "Bob", text.replace(" ", "_"), text)])
+    return written["edges_created"][0]["fact_id"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_fact_whose_claim_was_abandoned_mid_batch_is_indexed_without_a_write(
+        alice, settings, indexer_thread):
+    engine = Engine(alice.principal)
+    fact_id = write_one(engine, "Alice lent Bob her bicycle")
+    claimed, abandon = threading.Event(), threading.Event()
+
+    def dying_indexer() -> None:
+        """Another process's indexer: claims the fact, then its batch fails and rolls back."""
+        try:
+            with transaction.atomic(), connection.cursor() as cursor:
+                cursor.execute("SELECT id FROM memories_fact WHERE id = %s FOR UPDATE",
+                               [fact_id])
+                claimed.set()
+                abandon.wait(30)
+                transaction.set_rollback(True)
+        finally:
+            connection.close()
+
+    holder = threading.Thread(target=dying_indexer)
+    holder.start()
+    try:
+        assert claimed.wait(30)
+        # This process's thread looks while the fact is held: it claims nothing and idles.
+        indexing.background()
+        assert wait_until(lambda: indexer_thread and indexer_thread[-1] == 0, 30)
+    finally:
+        abandon.set()
+        holder.join(30)
+
+    # No write follows to wake it; the fact is indexed all the same, and soon.
+    assert wait_until(lambda: not waiting(fact_id), DRAINED_WITHIN), indexer_thread
+    assert Fact.objects.get(pk=fact_id).embedding is not None
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_write_landing_as_a_pass_finds_the_queue_empty_is_indexed(
+        alice, settings, indexer_thread, monkeypatch):
+    engine = Engine(alice.principal)
+    settings.ECHO_MEMORY_INDEXING = "thread"
+    found_empty, written = threading.Event(), threading.Event()
+    index_batch = indexing._index_batch  # the watched one
+
+    def pausing_when_empty(size: int) -> int:
+        """Between "nothing left" and the pass ending, the next write commits and wakes."""
+        done = index_batch(size)
+        if not done and not found_empty.is_set():
+            found_empty.set()
+            written.wait(30)
+        return done
+
+    monkeypatch.setattr(indexing, "_index_batch", pausing_when_empty)
+    first = write_one(engine, "Alice sold Bob her guitar")
+    assert found_empty.wait(30)
+    assert not waiting(first)
+    second = write_one(engine, "Alice taught Bob to sail")
+    written.set()
+
+    assert wait_until(lambda: not waiting(second), DRAINED_WITHIN), indexer_thread
