@@ -8,6 +8,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from django import forms
+from django.utils import timezone
 
 from memories.catalog.audit_log import MAX_SEQ, AuditFilter
 from memories.core.limits import LABEL_CHARS
@@ -23,7 +24,12 @@ def _when(label: str) -> forms.DateTimeField:
         label=label, required=False,
         input_formats=[WHEN_FORMAT, "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M", "%Y-%m-%d"],
         widget=forms.DateTimeInput(attrs={"type": "datetime-local"}, format=WHEN_FORMAT),
-        error_messages={"invalid": "Enter a date and time like 2026-11-30T14:05 (UTC)."})
+        error_messages={"invalid": "Enter a date and time like 2026-11-30T14:05."})
+
+
+def _shown(at: datetime) -> str:
+    """A time as the page shows it: in the viewer's zone (web/time_zones.py), named."""
+    return f"{timezone.localtime(at):%Y-%m-%d %H:%M %Z}"
 
 
 class AuditFilterForm(forms.Form):
@@ -35,8 +41,8 @@ class AuditFilterForm(forms.Form):
     session = forms.CharField(required=False, max_length=LABEL_CHARS,
                               help_text="The start of the session id an agent passed (or "
                                         "all of it).")
-    since = _when("From (UTC)")
-    until = _when("To (UTC)")
+    since = _when("From")
+    until = _when("To")
     # The keyset cursors of "older" and "newer": positive sequence numbers.
     before = forms.IntegerField(required=False, min_value=1, max_value=MAX_SEQ,
                                 widget=forms.HiddenInput)
@@ -63,16 +69,19 @@ class AuditFilterForm(forms.Form):
         for name in ("memory", "action", "actor", "tool"):
             self.fields[name].error_messages["invalid_choice"] = invalid.replace(
                 "{value}", "%(value)s")
+        # Typed times are read in the viewer's zone (Django's current one): the labels say so.
+        zone = timezone.get_current_timezone_name()
+        for name, label in (("since", "From"), ("until", "To")):
+            self.fields[name].label = f"{label} ({zone})"
         if self.oldest is not None:
-            span = (f"The log you can see runs from {self.oldest:%Y-%m-%d %H:%M} to "
-                    f"{self.newest:%Y-%m-%d %H:%M} UTC.")
-            self.fields["since"].help_text = span
+            self.fields["since"].help_text = (f"The log you can see runs from "
+                                              f"{_shown(self.oldest)} to {_shown(self.newest)}.")
 
     def clean_since(self) -> datetime | None:
         since = self.cleaned_data.get("since")
         if since is not None and self.newest is not None and since > self.newest:
             raise forms.ValidationError(
-                f"No event is that recent: the newest is {self.newest:%Y-%m-%d %H:%M} UTC. "
+                f"No event is that recent: the newest is {_shown(self.newest)}. "
                 "Pick an earlier time, or leave it empty.")
         return _in_range(since)
 
@@ -80,7 +89,7 @@ class AuditFilterForm(forms.Form):
         until = self.cleaned_data.get("until")
         if until is not None and self.oldest is not None and until < self.oldest:
             raise forms.ValidationError(
-                f"No event is that old: the oldest is {self.oldest:%Y-%m-%d %H:%M} UTC. "
+                f"No event is that old: the oldest is {_shown(self.oldest)}. "
                 "Pick a later time, or leave it empty.")
         return _in_range(until)
 
@@ -89,7 +98,7 @@ class AuditFilterForm(forms.Form):
         since, until = cleaned.get("since"), cleaned.get("until")
         if since is not None and until is not None and since > until:
             self.add_error("until", "“To” is before “From”: pick a time after "
-                                    f"{since:%Y-%m-%d %H:%M}, or swap them.")
+                                    f"{_shown(since)}, or swap them.")
         if cleaned.get("before") and cleaned.get("after"):
             self.add_error(None, "A page is either older or newer than an event, not both: "
                                  "follow the “Older” or “Newer” link again.")

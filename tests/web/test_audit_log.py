@@ -4,8 +4,10 @@ chain verified by owners and admins; each person sees what DESIGN lets them see.
 from __future__ import annotations
 
 import csv
+import html
 import io
 import json
+import re
 from datetime import timedelta
 
 import pytest
@@ -322,3 +324,14 @@ def test_owner_sees_every_account_level_event_but_no_solo_event_of_others(alice,
     seen = visible_events(owner, Membership.Role.OWNER)
     assert not seen.filter(partition__startswith=f"solo:{bob.user.pk}:").exists()
     assert seen.filter(holder_id=bob.user.pk, memory_id__isnull=True).exists()
+
+
+def test_the_time_filters_read_and_show_times_in_the_viewers_zone(client, alice):
+    """The page's zone (web/time_zones.py) is the one typed times are read in: the labels
+    and the span of the log say it, where they once said UTC whatever the zone."""
+    client.force_login(alice.user)
+    client.cookies["tz"] = "Asia/Tokyo"
+    page = html.unescape(client.get("/audit/").content.decode())
+    assert "From (Asia/Tokyo)" in page and "To (Asia/Tokyo)" in page
+    assert re.search(r"The log you can see runs from \d{4}-\d\d-\d\d \d\d:\d\d JST", page)
+    assert "UTC" not in page.split("<main")[1].split("</form>")[0]
