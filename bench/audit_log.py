@@ -279,18 +279,19 @@ def prepare(agent, account, people, keys, memories, options, start, step) -> Non
         episodes[True].append(episode_rate(agent, memories[0], options.episodes, round_, True))
     print(f"filter indexes built in {statistics.median(builds):.1f}s (median of "
           f"{len(builds)} builds)")
+    report(f"record(), one event per transaction, median of {options.write_rounds} rounds of "
+           f"{options.writes}", "events/s", rates)
+    report(f"write_episode, two facts per call, median of {options.write_rounds} rounds of "
+           f"{options.episodes}", "facts/s", episodes)
+
+
+def report(what: str, unit: str, rates: dict[bool, list[float]]) -> None:
+    """Medians without and with the filter indexes, their ratio, and every round."""
     without, with_ = (statistics.median(rates[way]) for way in (False, True))
-    print(f"record(), one event per transaction, median of {options.write_rounds} rounds of "
-          f"{options.writes}: without the filter indexes {without:,.0f} events/s   "
-          f"with them {with_:,.0f} events/s   ({with_ / without:.2f}x)")
+    print(f"{what}: without the filter indexes {without:,.0f} {unit}   with them "
+          f"{with_:,.0f} {unit}   ({with_ / without:.2f}x)")
     print("  rounds without: " + ", ".join(f"{r:,.0f}" for r in rates[False])
           + "   with: " + ", ".join(f"{r:,.0f}" for r in rates[True]))
-    without, with_ = (statistics.median(episodes[way]) for way in (False, True))
-    print(f"write_episode, two facts per call, median of {options.write_rounds} rounds of "
-          f"{options.episodes}: without the filter indexes {without:,.0f} facts/s   "
-          f"with them {with_:,.0f} facts/s   ({with_ / without:.2f}x)")
-    print("  rounds without: " + ", ".join(f"{r:,.0f}" for r in episodes[False])
-          + "   with: " + ", ".join(f"{r:,.0f}" for r in episodes[True]))
 
 
 def main() -> None:

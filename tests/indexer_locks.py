@@ -18,7 +18,8 @@ from django.db import connection, transaction
 def an_indexer_holding(claim: str, row_id, store: Callable, *, seconds: float):
     """Runs `claim` (a FOR UPDATE of the row `row_id`) in a transaction of another thread,
     holds the row for `seconds` (or until the block ends), then hands the rows to
-    `store(cursor, rows)` and commits; yields an event set once that has committed."""
+    `store(cursor, rows)` and commits (a `store` that sets the rollback ends it as a failed
+    batch would); yields an event set once that transaction has ended."""
     release, claimed, committed = threading.Event(), threading.Event(), threading.Event()
 
     def indexer() -> None:

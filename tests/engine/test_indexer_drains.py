@@ -11,10 +11,11 @@ import threading
 import time
 
 import pytest
-from django.db import connection, transaction
+from django.db import transaction
 
 from memories.models import Fact
 from memories.search import indexing
+from tests import indexer_locks
 from tests.factories import Engine, fact, person
 
 # Well under the thread's sweep (60 s): a fact found here was not left to the sweep.
@@ -65,30 +66,13 @@ def test_a_fact_whose_claim_was_abandoned_mid_batch_is_indexed_without_a_write(
         alice, settings, indexer_thread):
     engine = Engine(alice.principal)
     fact_id = write_one(engine, "Alice lent Bob her bicycle")
-    claimed, abandon = threading.Event(), threading.Event()
-
-    def dying_indexer() -> None:
-        """Another process's indexer: claims the fact, then its batch fails and rolls back."""
-        try:
-            with transaction.atomic(), connection.cursor() as cursor:
-                cursor.execute("SELECT id FROM memories_fact WHERE id = %s FOR UPDATE",
-                               [fact_id])
-                claimed.set()
-                abandon.wait(30)
-                transaction.set_rollback(True)
-        finally:
-            connection.close()
-
-    holder = threading.Thread(target=dying_indexer)
-    holder.start()
-    try:
-        assert claimed.wait(30)
+    # Another process's indexer claims the fact, then its batch fails and rolls back.
+    with indexer_locks.an_indexer_holding(
+            "SELECT id FROM memories_fact WHERE id = %s FOR UPDATE", fact_id,
+            lambda cursor, rows: transaction.set_rollback(True), seconds=30):
         # This process's thread looks while the fact is held: it claims nothing and idles.
         indexing.background()
         assert wait_until(lambda: indexer_thread and indexer_thread[-1] == 0, 30)
-    finally:
-        abandon.set()
-        holder.join(30)
 
     # No write follows to wake it; the fact is indexed all the same, and soon.
     assert wait_until(lambda: not waiting(fact_id), DRAINED_WITHIN), indexer_thread
