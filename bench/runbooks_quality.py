@@ -18,7 +18,8 @@ bench/locomo.py):
    its own order (bench/fusion.py's tap reads them; nothing in the product changes).
 4. recall@k = share of the question's evidence facts in the top k, averaged over
    questions, k = 1, 5, 10, plus MRR of the first evidence hit; per question kind
-   (exact / keyword / paraphrase) and overall.
+   (exact / keyword / paraphrase; a set labelled otherwise, as bench/data/pyfaq by FAQ
+   page, by its own kinds) and overall.
 """
 
 from __future__ import annotations
@@ -158,7 +159,11 @@ def main() -> None:
     asked = time.perf_counter() - started
     print(f"\nOperations records: {len(set_id_of)} facts, {len(questions)} questions; "
           f"written and indexed in {loaded:.0f}s, asked in {asked:.1f}s\n")
-    figures = table(totals)
+    # The set's own kinds: runbooks' lexical ones in their usual order, others (the FAQ's
+    # pages) in the order the questions bring them.
+    present = list(dict.fromkeys(q["kind"] for q in questions))
+    figures = table(totals, sorted(present, key=lambda k: KINDS.index(k) if k in KINDS
+                                   else len(KINDS)))
     overall = figures["overall"]
     print("\noverall recall@10: " + ", ".join(
         f"{r} {overall[r]['r@10']:.3f}" for r in RETRIEVERS))
@@ -166,12 +171,12 @@ def main() -> None:
         args.json.write_text(json.dumps(figures, indent=2))
 
 
-def table(totals) -> dict:
+def table(totals, kinds=KINDS) -> dict:
     """Prints recall@1/5/10 and MRR per question kind and retriever; returns them."""
     print(f"{'kind':<12} {'n':>4}  " + "  ".join(
         f"{r + ' ' + m:>13}" for m in METRICS for r in RETRIEVERS))
     figures: dict[str, dict[str, dict[str, float]]] = {}
-    for group in (*KINDS, "overall"):
+    for group in (*kinds, "overall"):
         cells = []
         for metric in METRICS:
             for retriever in RETRIEVERS:

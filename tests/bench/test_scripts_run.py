@@ -10,7 +10,8 @@ Scripts run here: engine_perf, metering, storage (with --backup), freshness,
 first_pass (all three parts), first_pass_mixed, locomo, runbooks_quality,
 notes_quality, ranking_cv (--record), transport, scale then scale_recall on the box
 scale kept, portability (LoCoMo, runbooks and histories copied twice; two tiny scale
-sizes), the two dataset checks notes_dataset and runbooks_dataset, and audit_log.
+sizes), the two dataset checks notes_dataset and runbooks_dataset, the Python FAQ set's
+builder pyfaq_dataset (on two made-up pages, into a temporary folder), and audit_log.
 
 Libraries, exercised through the scripts that import them:
 - corpus.py: engine_perf, metering, first_pass
@@ -47,6 +48,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "bench"
 LOCOMO = Path(__file__).resolve().parent / "data" / "locomo_tiny.json"
+# Made-up pages in Sphinx's shape: bench/pyfaq_dataset.py builds without python3.11-doc.
+PYFAQ_HTML = Path(__file__).resolve().parent / "data" / "pyfaq_html"
 # Variables of the test process that must not reach a bench's own box.
 TEST_ONLY = ("DJANGO_SETTINGS_MODULE", "ECHO_MEMORY_EMBEDDED_DATABASE_URL", "SECRET_KEY",
              "DATABASE_URL", "ECHO_MEMORY_HOME", "REDIS_URL", "CELERY_BROKER_URL")
@@ -134,6 +137,11 @@ RUNS: dict[str, list[tuple[str, list[str], list[str]]]] = {
     "runbooks_dataset": [("runbooks_dataset", [],
                           [r"^\d+ episodes, \d+ facts, \d+ questions$",
                            r"^questions sharing no content word with their evidence: "])],
+    "pyfaq_dataset": [("pyfaq_dataset", ["--html", "{pyfaq_html}", "--pages", "programming",
+                                         "design", "--out", "{pyfaq_out}"],
+                       [r"^5 episodes \(4 FAQ entries\), 11 facts, 4 questions -> ",
+                        r"^programming\s+6\s+1\s+2\s+3\s+7\s",
+                        r"^questions sharing no content word with their evidence: "])],
     "audit_log": [("audit_log", ["--events", "2000", "--repeats", "1", "--writes", "20",
                                  "--write-rounds", "1", "--episodes", "5"],
                    [rf"^seeded 2,000 events in {NUMBER}s$",
@@ -190,6 +198,7 @@ def inputs(tmp_path_factory) -> Iterator[dict[str, str]]:
     # enter it; bench/scale.py keeps its box here for bench/scale_recall.py.
     box = tempfile.mkdtemp(prefix="echo-bench-scale-")
     yield {"locomo": str(LOCOMO), "runbooks": str(runbooks), "notes": str(notes),
+           "pyfaq_html": str(PYFAQ_HTML), "pyfaq_out": str(folder / "pyfaq"),
            "redis": urlunsplit(redis._replace(path=f"/{SCALE_REDIS_DB}")), "box": box}
     shutil.rmtree(box, ignore_errors=True)
 
