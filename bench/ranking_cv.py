@@ -1,35 +1,42 @@
-"""Cross-validated choice of the fusion constants (issue 13, "Generalization").
+"""Cross-validated choice of the fusion constants (issue 13, "Generalization"; issue 42).
 
-    .venv/bin/python bench/ranking_cv.py [--record] [--vary NAME ...] [--json PATH]
-                                         [--data LOCOMO.json] [--runbooks DIR]
+    .venv/bin/python bench/ranking_cv.py [--record] [--sets NAME ...] [--vary NAME ...]
+                                         [--processes N] [--json PATH] [--data LOCOMO.json]
+                                         [--runbooks DIR] [--pyfaq DIR]
 
-1. Record (once; cached in bench/.cache/ranking_cv.pickle, or under $ECHO_BENCH_CACHE;
-   `--record` redoes it): on a fresh box, the LoCoMo dev conversations written and asked
-   exactly as bench/locomo.py does, and the runbooks set as bench/runbooks_quality.py
-   does; for every question, the two candidate lists and the named entities that
-   query_memory hands to `memories.search.hybrid.fuse` (bench/fusion.py's tap).
+1. Record (bench/ranking_cv_recording.py; cached in bench/.cache/ranking_cv.pickle, or under
+   $ECHO_BENCH_CACHE): on a fresh box, the LoCoMo dev conversations written and asked exactly
+   as bench/locomo.py does, and each non-dialogue set (runbooks, pyfaq: COLLECTIONS there) as
+   bench/runbooks_quality.py does, each in a memory of its own; for every question, the
+   candidate lists and the named entities that query_memory hands to
+   `memories.search.hybrid.fuse` (bench/fusion.py's tap). A set the recording lacks, or whose
+   files changed, is recorded and added; `--record` records every set asked for again.
 2. Re-fuse offline: every setting of a grid over the constants fuse reads (RRF_K x
    TEXT_WEIGHT x ENTITY_WEIGHT x TEXT_COVERAGE_FLOOR x NEIGHBOUR_WEIGHT; NEIGHBOUR_SPAN
    stays as the product has it, and VECTOR_WEIGHT 1, since only the ratio of the two
    weights matters) is applied to the recorded lists with the product's own fuse and
-   scored with recall@10. The scores are cached next to the recording, keyed by the
-   recording, memories/search/hybrid.py's source and the constants outside the grid,
-   so a second run re-fuses only settings it has not scored. `--vary NAME...` lets only
-   those constants vary (the others stay as the product has them).
-3. Five folds over both sets at once: fold i holds out LoCoMo conversation i and one
-   fifth of the runbooks questions (grouped by the records their evidence comes from,
-   so no record is chosen on and reported on). The setting is chosen on the other four
-   folds of both sets and scored on the held-out fold, by one of two objectives:
-   `guarded` (it decides: the highest LoCoMo recall@10 among the settings whose hybrid
-   recall@10 on the runbooks questions chosen on is at least vector alone's there) or
-   `both` (the mean of the two sets' recall@10, each set counting the same), and one of
-   two rules: `best` (the highest objective) or `simplest` (the simplest setting within
-   one standard error of the best, the error of the per-question paired difference;
-   simpler = fewer departures from textbook reciprocal rank fusion: k = 60, equal
-   weights, no entity or neighbour bonus, every word match voting). Held-out: every
-   question scored by the setting its fold chose without seeing it. In-sample: the
-   setting chosen on all five folds, scored on all of them. Text and vector alone involve
-   no choice.
+   scored with recall@10. The scores are cached next to the recording, per set, keyed by
+   that set's recording, memories/search/hybrid.py's source and the constants outside the
+   grid, so a second run re-fuses only what it has not scored (`--processes N` spreads that
+   over N processes). `--vary NAME...` lets only those constants vary (the others stay as
+   the product has them).
+3. Five folds over every set at once: fold i holds out LoCoMo conversation i and one fifth
+   of each non-dialogue set's questions (grouped by the episodes their evidence comes from,
+   so no record or FAQ entry is chosen on and reported on). The setting is chosen on the
+   other four folds of every set and scored on the held-out fold, by one of two objectives:
+   `guarded` (the highest LoCoMo recall@10 among the settings whose hybrid recall@10 on
+   every non-dialogue set's questions chosen on is at least vector alone's there; every
+   setting when none is) or `both` (the mean of the sets' recall@10, each set counting the
+   same), and one of two rules: `best` (the highest objective) or `simplest` (the simplest
+   setting within one standard error of the best, the error of the per-question paired
+   difference; simpler = fewer departures from textbook reciprocal rank fusion: k = 60,
+   equal weights, no entity or neighbour bonus, every word match voting). Held-out: every
+   question scored by the setting its fold chose without seeing it. In-sample: the setting
+   chosen on all five folds, scored on all of them. Text and vector alone involve no choice.
+4. Per set, recall@10 per question kind (LoCoMo's categories, runbooks' exact / keyword /
+   paraphrase, the FAQ's pages) and overall: text only, vector only, the shipped ranking
+   (the product's constants now, re-fused on the recording), and the DECIDING objective and
+   rule held out and in-sample. `--json` writes every figure printed, and the whole grid.
 """
 
 from __future__ import annotations
@@ -40,17 +47,17 @@ import inspect
 import itertools
 import json
 import math
-import os
 import pickle
-import re
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from bench.fusion import FUSION_CONSTANTS, Recorded, refuse
+from bench.fusion import FUSION_CONSTANTS, refuse
+from bench.locomo import CATEGORIES
+from bench.ranking_cv_recording import COLLECTIONS, DEFAULT_SOURCES, DIALOGUE, recording
+from bench.runbooks_quality import KINDS
 from bench.setup import CACHE
 
-RECORDING = CACHE / "ranking_cv.pickle"
 SCORES = CACHE / "ranking_cv_scores.pickle"
 GRID = {"RRF_K": (5, 10, 20, 60), "TEXT_WEIGHT": (0.5, 0.75, 1.0, 1.25),
         "ENTITY_WEIGHT": (0.0, 0.5, 1.0),
@@ -59,7 +66,10 @@ GRID = {"RRF_K": (5, 10, 20, 60), "TEXT_WEIGHT": (0.5, 0.75, 1.0, 1.25),
 TEXTBOOK = {"RRF_K": 60, "TEXT_WEIGHT": 1.0, "ENTITY_WEIGHT": 0.0, "TEXT_COVERAGE_FLOOR": 0.0,
             "NEIGHBOUR_WEIGHT": 0.0}
 FOLDS = 5
-RUNBOOKS = Path(__file__).resolve().parent / "data/runbooks"
+# The objective and rule whose held-out figures the per-kind report shows (issue 42's
+# "held-out recall@10 per question kind").
+DECIDING = ("guarded", "best")
+KIND_ORDER = (*CATEGORIES.values(), *KINDS)
 
 
 def settings() -> list[dict[str, float]]:
@@ -85,58 +95,6 @@ def label(setting: dict[str, float]) -> str:
             f"neighbour={full['NEIGHBOUR_WEIGHT']:g}")
 
 
-def relabel(recorded: Recorded, labels: dict[str, str]) -> Recorded:
-    """The same lists with the set's own ids as fact ids (stable across runs, picklable)."""
-    def swap(candidates):
-        return [c._replace(fact_id=labels.get(str(c.fact_id), "?")) for c in candidates]
-
-    return Recorded(swap(recorded.vector), swap(recorded.text), recorded.mentioned,
-                    recorded.top_k)
-
-
-def record(data: Path | None = None, runbooks: Path = RUNBOOKS) -> list[dict]:
-    from bench.fusion import FusionTap
-    from bench.locomo import CATEGORIES, DEFAULT_DATA, evidence_of, load_conversation
-    from bench.runbooks_quality import MEMORY, ask, load_into
-    from bench.setup import bench_principal, fresh_instance, use_cached_embedder
-
-    fresh_instance(indexing="manual")
-    cached = use_cached_embedder(queries_too=True)
-    from tqdm import tqdm
-
-    from memories.search import hybrid as search
-    from memories.search.indexing import index_pending
-
-    principal, account = bench_principal()
-    tap = FusionTap(search).install()
-    rows: list[dict] = []
-    for sample in tqdm(json.loads((data or DEFAULT_DATA).read_text()), desc="conversations",
-                       file=sys.stderr):
-        memory = re.sub(r"[^a-z0-9_-]", "-", sample["sample_id"].lower())
-        dia_by_fact = load_conversation(principal, account, sample, memory)
-        index_pending()
-        cached.save()
-        known = set(dia_by_fact.values())
-        for question in sample["qa"]:
-            evidence = evidence_of(question, known)
-            if question.get("category") not in CATEGORIES or not evidence:
-                continue
-            hybrid, recorded = ask(principal, tap, memory, question["question"])
-            rows.append({"set": "locomo", "group": sample["sample_id"], "evidence": evidence,
-                         "kind": CATEGORIES[question["category"]],
-                         "hybrid": [dia_by_fact.get(i, "?") for i in hybrid],
-                         "recorded": relabel(recorded, dia_by_fact)})
-    set_id_of, questions = load_into(principal, account, runbooks)
-    cached.save()
-    for question in questions:
-        hybrid, recorded = ask(principal, tap, MEMORY, question["question"])
-        rows.append({"set": "runbooks", "group": "ops", "evidence": question["evidence"],
-                     "kind": question["kind"], "hybrid": [set_id_of.get(i, "?") for i in hybrid],
-                     "recorded": relabel(recorded, set_id_of)})
-    cached.save()
-    return rows
-
-
 def recall(ranked: list[str], evidence: list[str], k: int = 10) -> float:
     return len(set(ranked[:k]) & set(evidence)) / len(evidence)
 
@@ -148,6 +106,8 @@ def mean(values) -> float:
 
 def paired_se(a: list[float], b: list[float]) -> float:
     d = [x - y for x, y in zip(a, b, strict=True)]
+    if len(d) < 2:  # a set too small to have an error (the test suite's tiny ones)
+        return 0.0
     m = mean(d)
     return math.sqrt(sum((x - m) ** 2 for x in d) / (len(d) - 1) / len(d))
 
@@ -180,17 +140,40 @@ def choose(scores: dict[int, list[float]], parts: list[list[int]], grid, rule: s
     return min(within, key=lambda s: (complexity(grid[s]), -means[s]))
 
 
-def guarded(scores: dict[int, list[float]], guard: list[int], floor: float) -> list[int]:
-    """The settings whose mean over `guard` is at least `floor` (all when none is)."""
-    kept = [s for s in scores if mean(scores[s][i] for i in guard) >= floor - 1e-12]
-    return kept or list(scores)
+def guards(train: dict[str, list[int]], vector: list[float]) -> list[tuple[list[int], float]]:
+    """Per non-dialogue set, its questions in `train` and vector alone's recall@10 on them."""
+    return [(index, mean(vector[i] for i in index))
+            for name, index in train.items() if name != DIALOGUE]
 
 
-def runbook_folds(rows: list[dict], index: list[int], folds: int = FOLDS,
-                  runbooks: Path = RUNBOOKS) -> dict[int, int]:
-    """A fold per runbooks question; questions whose evidence shares a record share one."""
-    record_of = {fact["id"]: fact["episode"]
-                 for fact in map(json.loads, (runbooks / "facts.jsonl").read_text().splitlines())}
+def passing(scores: dict[int, list[float]], guards: list[tuple[list[int], float]]) -> list[int]:
+    """The settings whose mean over each guard's questions is at least its floor."""
+    return [s for s in scores
+            if all(mean(scores[s][i] for i in index) >= floor - 1e-12 for index, floor in guards)]
+
+
+def guarded(scores: dict[int, list[float]], guards: list[tuple[list[int], float]]) -> list[int]:
+    """The settings that pass every guard; all of them when none does (the guard gives way
+    rather than choosing nothing)."""
+    return passing(scores, guards) or list(scores)
+
+
+def pick(scores: dict[int, list[float]], grid, train: dict[str, list[int]],
+         vector: list[float], goal: str, rule: str) -> int:
+    """The setting an objective and rule choose from the questions of `train` (per set)."""
+    if goal == "both":
+        return choose(scores, list(train.values()), grid, rule)
+    # LoCoMo recall, among the settings whose hybrid holds vector alone's recall on every
+    # non-dialogue set (recall must not fall on non-dialogue data).
+    return choose(scores, [train[DIALOGUE]], grid, rule, guarded(scores, guards(train, vector)))
+
+
+def episode_folds(rows: list[dict], index: list[int], folder: Path,
+                  folds: int = FOLDS) -> dict[int, int]:
+    """A fold per question of a non-dialogue set (its files in `folder`); questions whose
+    evidence shares an episode (a record, a FAQ entry) share one."""
+    episode_of = {fact["id"]: fact["episode"]
+                  for fact in map(json.loads, (folder / "facts.jsonl").read_text().splitlines())}
     parent: dict[str, str] = {}
 
     def root(item: str) -> str:
@@ -199,70 +182,131 @@ def runbook_folds(rows: list[dict], index: list[int], folds: int = FOLDS,
         return item
 
     for i in index:
-        records = [record_of[e] for e in rows[i]["evidence"]]
-        for other in records[1:]:
-            parent[root(other)] = root(records[0])
-    groups = sorted({root(record_of[rows[i]["evidence"][0]]) for i in index})
+        episodes = [episode_of[e] for e in rows[i]["evidence"]]
+        for other in episodes[1:]:
+            parent[root(other)] = root(episodes[0])
+    groups = sorted({root(episode_of[rows[i]["evidence"][0]]) for i in index})
     fold_of_group = {group: n % folds for n, group in enumerate(groups)}
-    return {i: fold_of_group[root(record_of[rows[i]["evidence"][0]])] for i in index}
+    return {i: fold_of_group[root(episode_of[rows[i]["evidence"][0]])] for i in index}
 
 
-def grid_scores(rows: list[dict], grid: list[dict]) -> dict[int, list[float]]:
-    """recall@10 of every question under every setting, re-fused with the product's fuse;
-    cached by what decides them."""
+def fold_of(rows: list[dict], sets: dict[str, list[int]],
+            sources: dict[str, Path]) -> tuple[dict[int, int], list[str]]:
+    """Every question's fold (LoCoMo: its conversation's place), and the conversations."""
+    conversations = sorted({rows[i]["group"] for i in sets[DIALOGUE]})
+    if len(conversations) != FOLDS:
+        sys.exit(f"the folds are LoCoMo's conversations: {FOLDS} needed, "
+                 f"{len(conversations)} recorded")
+    fold = {i: conversations.index(rows[i]["group"]) for i in sets[DIALOGUE]}
+    for name, index in sets.items():
+        if name != DIALOGUE:
+            fold |= episode_folds(rows, index, sources[name])
+    return fold, conversations
+
+
+# Set before a pool of worker processes forks, so they inherit it: (module, fuse, rows by set).
+_WORK: tuple = ()
+
+
+def _score(job: tuple[str, dict[str, float]]) -> list[float]:
+    name, setting = job
+    search, fuse, rows = _WORK
+    return [recall(refuse(search, fuse, row["recorded"], setting), row["evidence"])
+            for row in rows[name]]
+
+
+def grid_scores(rows: list[dict], grid: list[dict], tokens: dict[str, str],
+                processes: int = 1) -> dict[int, list[float]]:
+    """recall@10 of every question under every setting, re-fused with the product's fuse.
+    Cached per set, by the set's recording (`tokens`: set -> its token), fuse's module and
+    the constants outside the grid; only what the cache lacks is re-fused."""
+    global _WORK
     from memories.search import hybrid as search
 
     fuse = search.fuse.inner if hasattr(search.fuse, "inner") else search.fuse
     fixed = {name: getattr(search, name) for name in FUSION_CONSTANTS if name not in GRID}
-    key = hashlib.sha256(RECORDING.read_bytes() + inspect.getsource(search).encode()
-                         + repr(fixed).encode()).hexdigest()
+    code = hashlib.sha256(inspect.getsource(search).encode() + repr(fixed).encode()).hexdigest()
     cached = pickle.loads(SCORES.read_bytes()) if SCORES.exists() else {}
-    known = cached.get("scores", {}) if cached.get("key") == key else {}
-    missing = [s for s in grid if repr(sorted(s.items())) not in known]
-    if missing:
+    known = cached.get("sets", {}) if cached.get("code") == code else {}
+    index = {name: [i for i, row in enumerate(rows) if row["set"] == name] for name in tokens}
+
+    def key(setting: dict[str, float]) -> str:
+        return repr(sorted(setting.items()))
+
+    jobs = [(name, setting) for name, token in tokens.items() for setting in grid
+            if key(setting) not in known.get(token, {})]
+    if jobs:
         from tqdm import tqdm
 
-        for setting in tqdm(missing, desc="settings", file=sys.stderr):
-            known[repr(sorted(setting.items()))] = [
-                recall(refuse(search, fuse, row["recorded"], setting), row["evidence"])
-                for row in rows]
-        SCORES.write_bytes(pickle.dumps({"key": key, "scores": known}))
-    return {n: known[repr(sorted(s.items()))] for n, s in enumerate(grid)}
+        _WORK = (search, fuse, {name: [rows[i] for i in index[name]] for name in tokens})
+        if processes > 1:
+            import multiprocessing
+
+            with multiprocessing.get_context("fork").Pool(processes) as pool:
+                done = list(tqdm(pool.imap(_score, jobs, chunksize=4), total=len(jobs),
+                                 desc="settings x sets", file=sys.stderr))
+        else:
+            done = [_score(job) for job in tqdm(jobs, desc="settings x sets", file=sys.stderr)]
+        for (name, setting), values in zip(jobs, done, strict=True):
+            known.setdefault(tokens[name], {})[key(setting)] = values
+        SCORES.write_bytes(pickle.dumps({"code": code, "sets": known}))
+    scores = {}
+    for n, setting in enumerate(grid):
+        scores[n] = [0.0] * len(rows)
+        for name, token in tokens.items():
+            for i, value in zip(index[name], known[token][key(setting)], strict=True):
+                scores[n][i] = value
+    return scores
+
+
+def cross_validate(scores, grid, sets: dict[str, list[int]], fold: dict[int, int],
+                   vector: list[float], goal: str, rule: str) -> dict:
+    """Each fold's choice made on the other four and every question scored by its fold's
+    choice (held out); the choice made on all five (in-sample). `gave_way`: per fold, then
+    on all five, whether the guard had to give way (no setting passed it)."""
+    held: dict[int, float] = {}
+    chosen, gave_way = [], []
+    for k in [*range(FOLDS), None]:
+        train = {name: [i for i in index if fold[i] != k] for name, index in sets.items()}
+        s = pick(scores, grid, train, vector, goal, rule)
+        chosen.append(s)
+        gave_way.append(goal == "guarded" and not passing(scores, guards(train, vector)))
+        held |= {i: scores[s][i] for index in sets.values() for i in index if fold[i] == k}
+    return {"held": held, "chosen": chosen[:-1], "final": chosen[-1], "gave_way": gave_way}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--record", action="store_true", help="record again (needs a box)")
+    parser.add_argument("--record", action="store_true",
+                        help="record the sets again (needs a box); without it, only sets the "
+                             "recording lacks or whose files changed are recorded")
     parser.add_argument("--json", type=Path, help="also write the figures here")
-    parser.add_argument("--data", type=Path, default=None,
-                        help="the LoCoMo conversations to record (at least five, one a fold; "
-                             "default bench/locomo.py's dev set)")
-    parser.add_argument("--runbooks", type=Path, default=RUNBOOKS,
-                        help="the runbooks set to record (a folder as bench/data/runbooks; "
-                             "default that one)")
+    parser.add_argument("--sets", nargs="+", choices=[DIALOGUE, *COLLECTIONS],
+                        default=[DIALOGUE, *COLLECTIONS],
+                        help=f"the sets to cross-validate on (default all; {DIALOGUE} always, "
+                             "the guarded objective maximizes it)")
+    parser.add_argument("--data", type=Path, default=DEFAULT_SOURCES[DIALOGUE],
+                        help="the LoCoMo conversations (five, one a fold; default "
+                             "bench/locomo.py's dev set)")
+    for name, collection in COLLECTIONS.items():
+        parser.add_argument(f"--{name}", type=Path, default=collection.folder,
+                            help=f"the {name} set's folder (default {collection.folder.name} "
+                                 "under bench/data)")
     parser.add_argument("--vary", nargs="+", choices=list(GRID), default=list(GRID),
                         help="vary only these constants (the others stay as the product has "
                              "them); default all")
+    parser.add_argument("--processes", type=int, default=1,
+                        help="re-fuse the grid in this many processes (default 1)")
     args = parser.parse_args()
+    if DIALOGUE not in args.sets:
+        parser.error(f"--sets must include {DIALOGUE}: its conversations are the folds")
 
-    if args.record or not RECORDING.exists():
-        rows = record(args.data, args.runbooks)
-        from memories.search import hybrid as search
-
-        # The constants the tool ranked with, for the check below.
-        recorded_with = {name: getattr(search, name) for name in FUSION_CONSTANTS}
-        CACHE.mkdir(exist_ok=True)
-        RECORDING.write_bytes(pickle.dumps({"rows": rows, "constants": recorded_with}))
-    else:
-        os.environ.setdefault("DJANGO_SETTINGS_MODULE", "echomem.settings")
-        import django
-
-        django.setup()
-        recording = pickle.loads(RECORDING.read_bytes())
-        if not isinstance(recording, dict):
-            sys.exit(f"{RECORDING} was recorded by an older version of this bench: run it "
-                     "with --record")
-        rows, recorded_with = recording["rows"], recording["constants"]
+    sources = {name: args.data if name == DIALOGUE else getattr(args, name)
+               for name in (DIALOGUE, *COLLECTIONS) if name in args.sets}
+    for name, source in sources.items():
+        if not source.exists():
+            parser.error(f"{name}: {source} does not exist")
+    rows, about = recording(sources, again=args.record)
     from memories.search import hybrid as search
 
     current = {name: getattr(search, name) for name in GRID}
@@ -270,89 +314,153 @@ def main() -> None:
             if all(setting[name] == current[name] for name in GRID if name not in args.vary)]
     if current not in grid:
         grid.append(current)
-    scores = grid_scores(rows, grid)
-    sets = {"locomo": [i for i, row in enumerate(rows) if row["set"] == "locomo"],
-            "runbooks": [i for i, row in enumerate(rows) if row["set"] == "runbooks"]}
-    parts = list(sets.values())
-    conversations = sorted({rows[i]["group"] for i in sets["locomo"]})
-    fold = {i: conversations.index(rows[i]["group"]) for i in sets["locomo"]}
-    fold |= runbook_folds(rows, sets["runbooks"], runbooks=args.runbooks)
-    at_current = grid.index(current)
-    replay = mean(recall(rows[i]["hybrid"], rows[i]["evidence"]) for i in sets["locomo"])
+    shipped = grid.index(current)
+    scores = grid_scores(rows, grid, {name: about[name]["token"] for name in sources},
+                         args.processes)
+    sets = {name: [i for i, row in enumerate(rows) if row["set"] == name] for name in sources}
+    fold, conversations = fold_of(rows, sets, sources)
+    single = {kind: [recall([c.fact_id for c in getattr(row["recorded"], kind)], row["evidence"])
+                     for row in rows] for kind in ("text", "vector")}
+    runs = {(goal, rule): cross_validate(scores, grid, sets, fold, single["vector"], goal, rule)
+            for goal, rule in itertools.product(("guarded", "both"), ("simplest", "best"))}
+
+    print(f"questions: {len(sets[DIALOGUE])} LoCoMo in {len(conversations)} conversations, "
+          + ", ".join(f"{len(sets[name])} {name}" for name in sets if name != DIALOGUE)
+          + f"; {len(grid)} settings")
+    print("check, the recording's own constants re-fused against the tool's own hybrid "
+          "(recall@10): " + ", ".join(
+              f"{name} {a:.3f} = {b:.3f}" for name, (a, b) in
+              replay(rows, sets, about, scores[shipped]).items()))
+    figures = report(rows, grid, scores, sets, fold, conversations, single, runs, shipped)
+    figures["sets"] = {name: {"questions": len(index), "path": str(sources[name]),
+                              "recorded_with": about[name]["constants"]}
+                       for name, index in sets.items()}
+    if args.json:
+        args.json.write_text(json.dumps(figures, indent=2))
+
+
+def replay(rows, sets, about, at_shipped: list[float]) -> dict[str, tuple[float, float]]:
+    """Per set: its recording's own constants re-fused, and the tool's own hybrid (the same
+    when the offline ranking is the product's)."""
+    from memories.search import hybrid as search
+
     fuse = search.fuse.inner if hasattr(search.fuse, "inner") else search.fuse
-    again = mean(recall(refuse(search, fuse, rows[i]["recorded"], recorded_with),
-                        rows[i]["evidence"]) for i in sets["locomo"])
-    print(f"\nrecorded: {len(sets['locomo'])} LoCoMo questions in {len(conversations)} "
-          f"conversations, {len(sets['runbooks'])} runbooks questions; {len(grid)} settings")
-    print(f"check: the recording's own setting re-fused {again:.3f} = the tool's own hybrid "
-          f"{replay:.3f} (LoCoMo recall@10)")
-
-    def on(s: int, name: str, index=None) -> float:
-        return mean(scores[s][i] for i in (index if index is not None else sets[name]))
-
-    figures: dict = {"single": {}, "grid": {}}
+    now = {name: getattr(search, name) for name in FUSION_CONSTANTS}
+    out = {}
     for name, index in sets.items():
-        figures["single"][name] = {
-            kind: mean(recall([c.fact_id for c in getattr(rows[i]["recorded"], kind)],
-                              rows[i]["evidence"]) for i in index)
-            for kind in ("text", "vector")}
-    vector = [recall([c.fact_id for c in row["recorded"].vector], row["evidence"])
-              for row in rows]
-    # "guarded" decides: LoCoMo recall@10, among the settings whose hybrid is at least
-    # vector alone on the runbooks questions chosen on (recall must not fall on
-    # non-dialogue data). "both" is the plain alternative: the mean of the two sets.
-    for goal, rule in itertools.product(("guarded", "both"), ("simplest", "best")):
-        def pick(train: list[list[int]], goal: str = goal, rule: str = rule) -> int:
-            if goal == "both":
-                return choose(scores, train, grid, rule)
-            allowed = guarded(scores, train[1], mean(vector[i] for i in train[1]))
-            return choose(scores, [train[0]], grid, rule, allowed)
+        constants = about[name]["constants"]
+        again = (at_shipped[i] if constants == now else
+                 recall(refuse(search, fuse, rows[i]["recorded"], constants), rows[i]["evidence"])
+                 for i in index)
+        out[name] = (mean(again), mean(recall(rows[i]["hybrid"], rows[i]["evidence"])
+                                       for i in index))
+    return out
 
-        print(f"\nfive folds over both sets, objective `{goal}`, rule `{rule}` (recall@10, "
-              "LoCoMo / runbooks; in-sample = on the four folds chosen on):")
-        print(f"{'fold':<5} {'LoCoMo held out':<16} {'n':>4} {'runbooks n':>10}  "
-              f"{'chosen on the other four':<38} {'in-sample':>15} {'held-out':>15}")
-        held: dict[int, float] = {}
-        for k in range(FOLDS):
-            train = [[i for i in part if fold[i] != k] for part in parts]
-            test = [[i for i in part if fold[i] == k] for part in parts]
-            s = pick(train)
-            for part in test:
-                for i in part:
-                    held[i] = scores[s][i]
-            print(f"{k:<5} {conversations[k]:<16} {len(test[0]):>4} {len(test[1]):>10}  "
-                  f"{label(grid[s]):<38} {on(s, '', train[0]):>7.3f} / {on(s, '', train[1]):.3f}"
-                  f" {mean(held[i] for i in test[0]):>7.3f} / "
-                  f"{mean(held[i] for i in test[1]):.3f}")
-        final = pick(parts)
-        name = f"{goal}/{rule}"
-        figures[name] = {"final": label(grid[final])}
-        for set_name, index in sets.items():
-            figures[name][set_name] = {"in_sample": on(final, set_name),
-                                       "held_out": mean(held[i] for i in index)}
-        print(f"chosen on all five folds: {label(grid[final])}")
-        for set_name in sets:
-            single = figures["single"][set_name]
-            print(f"  {set_name:<9} text {single['text']:.3f}  vector {single['vector']:.3f}  "
-                  f"hybrid: current {on(at_current, set_name):.3f}, chosen in-sample "
-                  f"{figures[name][set_name]['in_sample']:.3f}, held-out "
-                  f"{figures[name][set_name]['held_out']:.3f}")
 
-    print("\nleading settings by the objective (mean of the two sets' recall@10, all folds):")
+def report(rows, grid, scores, sets, fold, conversations, single, runs, shipped) -> dict:
+    """Prints the folds of every objective and rule, the leading settings and the per-kind
+    tables; returns the figures."""
+    names = list(sets)
+
+    def on(s: int, index) -> float:
+        return mean(scores[s][i] for i in index)
+
+    def cells(values, width: int = 5) -> str:
+        return " / ".join(f"{v:>{width}.3f}" for v in values)
+
+    figures: dict = {"deciding": "/".join(DECIDING), "shipped": label(grid[shipped]),
+                     "single": {name: {kind: mean(single[kind][i] for i in index)
+                                       for kind in single} for name, index in sets.items()}}
+    for (goal, rule), run in runs.items():
+        held, name = run["held"], f"{goal}/{rule}"
+        print(f"\nfive folds over {len(sets)} sets, objective `{goal}`, rule `{rule}` "
+              f"(recall@10, {' / '.join(names)}; in-sample = on the four folds chosen on):")
+        print(f"{'fold':<5} {'LoCoMo held out':<16} " + " ".join(f"{'n ' + n:>11}" for n in names)
+              + f"  {'chosen on the other four':<50} {'in-sample':<{8 * len(names)}} held-out")
+        figures[name] = {"folds": []}
+        for k, s in enumerate(run["chosen"]):
+            train = [[i for i in sets[n] if fold[i] != k] for n in names]
+            test = [[i for i in sets[n] if fold[i] == k] for n in names]
+            inside = [on(s, index) for index in train]
+            outside = [mean(held[i] for i in index) for index in test]
+            mark = " *" if run["gave_way"][k] else ""
+            print(f"{k:<5} {conversations[k]:<16} " + " ".join(f"{len(t):>11}" for t in test)
+                  + f"  {label(grid[s]) + mark:<50} {cells(inside)}  {cells(outside)}")
+            figures[name]["folds"].append({
+                "fold": k, "conversation": conversations[k], "chosen": label(grid[s]),
+                "guard_gave_way": run["gave_way"][k],
+                **{n: {"n": len(t), "in_sample": a, "held_out": b}
+                   for n, t, a, b in zip(names, test, inside, outside, strict=True)}})
+        final = run["final"]
+        figures[name] |= {"final": label(grid[final]), "guard_gave_way": run["gave_way"][-1]}
+        print(f"chosen on all five folds: {label(grid[final])}"
+              + (" *" if run["gave_way"][-1] else ""))
+        if any(run["gave_way"]):
+            print("  * no setting held vector alone's recall@10 on every non-dialogue set: the "
+                  "guard gave way (every setting allowed)")
+        for n, index in sets.items():
+            figures[name][n] = {"in_sample": on(final, index),
+                                "held_out": mean(held[i] for i in index)}
+            print(f"  {n:<9} text {figures['single'][n]['text']:.3f}  vector "
+                  f"{figures['single'][n]['vector']:.3f}  hybrid: shipped "
+                  f"{on(shipped, index):.3f}, chosen in-sample {figures[name][n]['in_sample']:.3f}"
+                  f", held-out {figures[name][n]['held_out']:.3f}")
+    figures["grid"] = leading(grid, scores, sets, fold, conversations, shipped)
+    figures["kinds"] = per_kind(rows, grid, scores, sets, single, runs[DECIDING], shipped)
+    return figures
+
+
+def leading(grid, scores, sets, fold, conversations, shipped) -> dict:
+    """The settings by the `both` objective over all folds: the first 15 and the shipped one
+    printed, every one returned."""
+    parts = list(sets.values())
+    print(f"\nleading settings by the objective (mean of the {len(sets)} sets' recall@10, "
+          "all folds):")
     order = sorted(range(len(grid)), key=lambda s: -objective(scores[s], parts))
+    figures = {}
     for n, s in enumerate(order):
         gap = objective(scores[order[0]], parts) - objective(scores[s], parts)
         se = objective_se(scores[order[0]], scores[s], parts) if n else 0.0
-        per = [on(s, "", [i for i in sets["locomo"] if fold[i] == k]) for k in range(FOLDS)]
-        figures["grid"][label(grid[s])] = {
-            "locomo": on(s, "locomo"), "runbooks": on(s, "runbooks"), "gap_to_best": gap,
-            "gap_se": se, "per_conversation": dict(zip(conversations, per, strict=True))}
-        if n < 15 or s == at_current:
-            print(f"  {label(grid[s]):<38} LoCoMo {on(s, 'locomo'):.3f} (conversations "
-                  f"{min(per):.3f}-{max(per):.3f})  runbooks {on(s, 'runbooks'):.3f}  "
-                  f"-{gap:.3f} +/- {se:.3f}{'  <- current' if s == at_current else ''}")
-    if args.json:
-        args.json.write_text(json.dumps(figures, indent=2))
+        per = [mean(scores[s][i] for i in sets[DIALOGUE] if fold[i] == k) for k in range(FOLDS)]
+        each = {name: mean(scores[s][i] for i in index) for name, index in sets.items()}
+        figures[label(grid[s])] = {**each, "gap_to_best": gap, "gap_se": se,
+                                   "per_conversation": dict(zip(conversations, per, strict=True))}
+        if n < 15 or s == shipped:
+            print(f"  {label(grid[s]):<50} "
+                  + "  ".join(f"{name} {value:.3f}" for name, value in each.items())
+                  + f"  (conversations {min(per):.3f}-{max(per):.3f})  -{gap:.3f} +/- "
+                  f"{se:.3f}{'  <- shipped' if s == shipped else ''}")
+    return figures
+
+
+def per_kind(rows, grid, scores, sets, single, run, shipped) -> dict:
+    """recall@10 per question kind of every set: text and vector alone, the shipped
+    setting, and the deciding objective and rule held out and in-sample. Re-fuses nothing:
+    every figure is one the folds already scored."""
+    final = run["final"]
+    print(f"\nrecall@10 per question kind. shipped: the product's constants "
+          f"({label(grid[shipped])}); held-out and in-sample: `{'/'.join(DECIDING)}`, chosen "
+          f"per fold / on all five folds ({label(grid[final])})")
+    columns = {"text": lambda i: single["text"][i], "vector": lambda i: single["vector"][i],
+               "shipped": lambda i: scores[shipped][i], "held_out": lambda i: run["held"][i],
+               "in_sample": lambda i: scores[final][i]}
+    figures: dict = {}
+    for name, index in sets.items():
+        # Kinds in their usual order (LoCoMo's categories, runbooks' lexical kinds); others
+        # (the FAQ's pages) in the order the questions bring them.
+        kinds = sorted(dict.fromkeys(rows[i]["kind"] for i in index),
+                       key=lambda k: KIND_ORDER.index(k) if k in KIND_ORDER else len(KIND_ORDER))
+        print(f"\n{name:<12} {'n':>4} {'text-only':>10} {'vector-only':>12} {'shipped':>8} "
+              f"{'held-out':>9} {'in-sample':>10}")
+        figures[name] = {}
+        for kind in (*kinds, "overall"):
+            group = [i for i in index if kind in ("overall", rows[i]["kind"])]
+            figures[name][kind] = {"n": len(group)} | {
+                column: mean(value(i) for i in group) for column, value in columns.items()}
+            row = figures[name][kind]
+            print(f"{kind:<12} {len(group):>4} {row['text']:>10.3f} {row['vector']:>12.3f} "
+                  f"{row['shipped']:>8.3f} {row['held_out']:>9.3f} {row['in_sample']:>10.3f}")
+    return figures
 
 
 if __name__ == "__main__":

@@ -56,23 +56,40 @@ def test_the_simplest_rule_prefers_textbook_fusion_within_noise():
     assert choose(scores, index, grid, "simplest") == 1
 
 
-def test_the_guard_keeps_settings_that_hold_on_the_guarding_set_and_both_sets_count_alike():
-    from bench.ranking_cv import guarded, objective
+def test_the_guard_keeps_settings_that_hold_on_every_guarding_set_and_sets_count_alike():
+    from bench.ranking_cv import guarded, objective, pick
 
-    # Positions 0-1: one set of two questions; 2-5: another of four.
-    parts = [[0, 1], [2, 3, 4, 5]]
-    scores = {0: [1.0, 1.0, 0.0, 0.0, 0.0, 0.0], 1: [0.0, 0.0, 1.0, 1.0, 1.0, 1.0]}
-    assert objective(scores[0], parts) == objective(scores[1], parts) == 0.5
-    assert guarded(scores, parts[1], 0.5) == [1]
+    # Positions 0-1: the dialogue set; 2-3 and 4-5: two non-dialogue sets.
+    parts = [[0, 1], [2, 3], [4, 5]]
+    scores = {0: [1.0, 1.0, 1.0, 1.0, 0.0, 0.0], 1: [0.0, 0.0, 1.0, 1.0, 1.0, 1.0],
+              2: [1.0, 0.0, 1.0, 1.0, 1.0, 0.0]}
+    assert objective(scores[0], parts) == objective(scores[1], parts) == 2 / 3
+    # Setting 0 holds on the first guarding set only.
+    assert guarded(scores, [(parts[1], 1.0), (parts[2], 0.5)]) == [1, 2]
     # When no setting holds, the guard gives way rather than choosing nothing.
-    assert guarded(scores, parts[1], 2.0) == [0, 1]
+    assert guarded(scores, [(parts[1], 2.0)]) == [0, 1, 2]
+    # `guarded` takes the best dialogue recall among the settings that hold vector alone's
+    # recall on every other set; `both` the best mean of all three sets.
+    grid = [{"RRF_K": k} for k in (10, 20, 60)]
+    train = {"locomo": parts[0], "runbooks": parts[1], "pyfaq": parts[2]}
+    vector = [0.0, 0.0, 1.0, 1.0, 0.5, 0.5]
+    assert pick(scores, grid, train, vector, "guarded", "best") == 2
+    scores[1] = [1.0, 1.0, 1.0, 1.0, 1.0, 1.0]
+    assert pick(scores, grid, train, vector, "guarded", "best") == 1
+    assert pick(scores, grid, train, vector, "both", "best") == 1
 
 
-def test_runbook_folds_keep_questions_about_one_record_together():
-    from bench.ranking_cv import runbook_folds
+def test_episode_folds_keep_questions_about_one_record_together():
+    from bench.ranking_cv import episode_folds
+    from bench.ranking_cv_recording import COLLECTIONS
 
     rows = [{"evidence": ["inc-2041-01"]}, {"evidence": ["inc-2041-02", "rb-014-01"]},
             {"evidence": ["rb-014-03"]}, {"evidence": ["adr-007-01"]}]
-    folds = runbook_folds(rows, [0, 1, 2, 3], folds=2)
+    folds = episode_folds(rows, [0, 1, 2, 3], COLLECTIONS["runbooks"].folder, folds=2)
     # Question 1 ties INC-2041 to RB-014, so the first three share a fold.
     assert folds[0] == folds[1] == folds[2] != folds[3]
+    # Each set's own folder says which episode a fact is of: two answers of one FAQ entry.
+    rows = [{"evidence": ["faq-general-005-01", "faq-general-005-02"]},
+            {"evidence": ["faq-general-001-01"]}, {"evidence": ["faq-general-005-02"]}]
+    folds = episode_folds(rows, [0, 1, 2], COLLECTIONS["pyfaq"].folder, folds=2)
+    assert folds[0] == folds[2] != folds[1]

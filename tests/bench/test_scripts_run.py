@@ -8,15 +8,17 @@ themselves are not checked: at these sizes they mean nothing.
 
 Scripts run here: engine_perf, metering, storage (with --backup), freshness,
 first_pass (all three parts), first_pass_mixed, locomo, runbooks_quality,
-notes_quality, ranking_cv (--record), transport, scale then scale_recall on the box
-scale kept, portability (LoCoMo, runbooks and histories copied twice; two tiny scale
-sizes), the two dataset checks notes_dataset and runbooks_dataset, the Python FAQ set's
-builder pyfaq_dataset (on two made-up pages, into a temporary folder), and audit_log.
+notes_quality, ranking_cv (recording, then on its recording alone), transport,
+scale then scale_recall on the box scale kept, portability (LoCoMo, runbooks and histories
+copied twice; two tiny scale sizes), the two dataset checks notes_dataset and
+runbooks_dataset, the Python FAQ set's builder pyfaq_dataset (on two made-up pages, into a
+temporary folder), and audit_log.
 
 Libraries, exercised through the scripts that import them:
 - corpus.py: engine_perf, metering, first_pass
 - setup.py: every script that starts a box
 - fusion.py: runbooks_quality, ranking_cv
+- ranking_cv_recording.py: ranking_cv
 - notes_fusion.py: notes_quality
 - scale_corpus.py, scale_load.py: scale, scale_recall, portability
 - portability_scale.py: portability; portability_boxes.py (its --second-box, the long
@@ -26,8 +28,8 @@ A new bench/*.py must join one of the two lists (test_every_bench_module_is_run_
 
 Inputs kept small: LoCoMo is five made-up conversations in LoCoMo's format
 (tests/bench/data/locomo_tiny.json; the dev set lives outside the repository and one of
-its conversations alone costs a minute), and the runbooks and notes sets are their first
-few records with the questions those answer (written to a temporary folder here).
+its conversations alone costs a minute), and the runbooks, Python FAQ and notes sets are
+their first few records with the questions those answer (written to a temporary folder here).
 """
 
 from __future__ import annotations
@@ -57,7 +59,7 @@ TEST_ONLY = ("DJANGO_SETTINGS_MODULE", "ECHO_MEMORY_EMBEDDED_DATABASE_URL", "SEC
 SCALE_REDIS_DB = 13
 
 LIBRARIES = {"corpus", "setup", "fusion", "notes_fusion", "scale_corpus", "scale_load",
-             "portability_scale", "portability_boxes"}
+             "portability_scale", "portability_boxes", "ranking_cv_recording"}
 
 NUMBER = r"[\d.,]+"
 # Each run: one or more steps (script, arguments, lines its output must hold), in order.
@@ -97,12 +99,23 @@ RUNS: dict[str, list[tuple[str, list[str], list[str]]]] = {
                        [r"^Note search quality: 8 notes \(brewcart\), 11 questions;",
                         r"^overall\s+11(\s+\d\.\d{3}){12}$",
                         r"^overall recall@5: text \d\.\d{3}, vector \d\.\d{3}, hybrid \d\.\d{3}"])],
+    # Then again on the recording alone, for two of its sets (no box, the scores cached).
     "ranking_cv": [("ranking_cv", ["--record", "--data", "{locomo}", "--runbooks", "{runbooks}",
-                                   "--vary", "RRF_K"],
-                    [r"^recorded: 20 LoCoMo questions in 5 conversations, 20 runbooks "
-                     r"questions; 4 settings$",
+                                   "--pyfaq", "{pyfaq}", "--vary", "RRF_K", "--processes", "2"],
+                    [r"^recorded now: locomo, runbooks, pyfaq$",
+                     r"^questions: 20 LoCoMo in 5 conversations, 20 runbooks, 5 pyfaq; "
+                     r"4 settings$",
                      r"^chosen on all five folds: k=",
-                     r"^\s+runbooks\s+text \d\.\d{3}\s+vector \d\.\d{3}\s+hybrid: current"])],
+                     r"^\s+runbooks\s+text \d\.\d{3}\s+vector \d\.\d{3}\s+hybrid: shipped",
+                     # The per-kind report: n, then text, vector, shipped, held-out, in-sample.
+                     r"^single-hop\s+\d+(\s+\d\.\d{3}){5}$",
+                     r"^paraphrase\s+\d+(\s+\d\.\d{3}){5}$",
+                     r"^general\s+5(\s+\d\.\d{3}){5}$"]),
+                   ("ranking_cv", ["--data", "{locomo}", "--pyfaq", "{pyfaq}", "--vary", "RRF_K",
+                                   "--sets", "locomo", "pyfaq"],
+                    [r"^from the recording: locomo, pyfaq$",
+                     r"^questions: 20 LoCoMo in 5 conversations, 5 pyfaq; 4 settings$",
+                     r"^general\s+5(\s+\d\.\d{3}){5}$"])],
     "transport": [("transport", ["--facts", "500", "--calls", "2", "--clients", "1"],
                    [rf"^\| query_memory \| HTTP /mcp, 1 client \| \d+ \| {NUMBER} \| {NUMBER} \|$",
                     rf"^\| write_episode \| direct \(services\) \| \d+ \| {NUMBER} \| {NUMBER} \|$",
@@ -191,13 +204,16 @@ def inputs(tmp_path_factory) -> Iterator[dict[str, str]]:
     runbooks = first_records(BENCH / "data" / "runbooks", folder / "runbooks", 5,
                              records="episodes.jsonl", items="facts.jsonl",
                              item_record="episode")
+    pyfaq = first_records(BENCH / "data" / "pyfaq", folder / "pyfaq-set", 5,
+                          records="episodes.jsonl", items="facts.jsonl", item_record="episode")
     notes = first_records(BENCH / "data" / "notes", folder / "notes", 8,
                           records="notes.jsonl", items="", item_record="")
     redis = urlsplit(os.environ["REDIS_URL"])  # the tests' Redis (tests/harness.py)
     # Not under pytest's folder: the embedded server runs as another user, who may not
     # enter it; bench/scale.py keeps its box here for bench/scale_recall.py.
     box = tempfile.mkdtemp(prefix="echo-bench-scale-")
-    yield {"locomo": str(LOCOMO), "runbooks": str(runbooks), "notes": str(notes),
+    yield {"locomo": str(LOCOMO), "runbooks": str(runbooks), "pyfaq": str(pyfaq),
+           "notes": str(notes),
            "pyfaq_html": str(PYFAQ_HTML), "pyfaq_out": str(folder / "pyfaq"),
            "redis": urlunsplit(redis._replace(path=f"/{SCALE_REDIS_DB}")), "box": box}
     shutil.rmtree(box, ignore_errors=True)
