@@ -197,9 +197,12 @@ def query_memory(principal: Principal, *, scope: str, query: str = "", top_k: in
         # One transaction for the searches: a BEGIN and a COMMIT instead of one pair each.
         with transaction.atomic(savepoint=False):
             text = candidates.text_candidates(graph.pk, partition, query, pool, window)
-            mentioned = (search.mentioned_entities(graph.pk, partition, query)
-                         if search.ENTITY_WEIGHT else set())
-            query_vector = embedding.result()
+            mentions = search.mentioned_entities(graph.pk, partition, query)
+            masked = (embed_query(search.masked_query(query, mentions.names))
+                      if mentions.names and search.MENTION_MASK_WEIGHT else None)
+            mentioned = mentions.ids if search.ENTITY_WEIGHT else frozenset()
+            query_vector = search.query_vector(embedding.result(),
+                                               masked and masked.result())
             vector = candidates.vector_candidates(
                 graph.pk, partition, query_vector, pool, window,
                 exact=indexed <= candidates.EXACT_SEARCH_MAX)

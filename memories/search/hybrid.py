@@ -17,8 +17,11 @@ them (bench/fusion.py and bench/ranking_cv.py set and hash its fusion constants 
 
 from __future__ import annotations
 
+import re
 import uuid
 from dataclasses import dataclass, field
+
+import numpy as np
 
 from django.db import connection
 
@@ -56,6 +59,13 @@ TEXT_COVERAGE_FLOOR = 0.15
 # 0.781, runbooks 0.733 to 0.740; docs/benchmarks.md).
 NEIGHBOUR_WEIGHT = 0.05
 NEIGHBOUR_SPAN = 2
+# A query that names an entity is searched by meaning with its vector blended, at this
+# weight, with the vector of the query whose names are replaced by "they". The entity
+# bonus (ENTITY_WEIGHT) already favours the named entity's facts; left in the vector, the
+# name also pulls toward every fact that merely says it (on LoCoMo every turn starts with
+# its speaker's name), crowding out the facts that say what was asked. Chosen by the
+# cross-validation below (docs/benchmarks.md, "Ranking with the graph").
+MENTION_MASK_WEIGHT = 0.5
 
 
 @dataclass
@@ -67,18 +77,66 @@ class Hit:
     bm25: float | None = None
     matched: list[str] = field(default_factory=list)
 
-def mentioned_entities(memory_id: int, partition: str, query: str) -> set[uuid.UUID]:
+@dataclass(frozen=True)
+class Mentions:
+    """The entities a query names: their ids, and the words that named them."""
+
+    ids: frozenset[uuid.UUID] = frozenset()
+    names: tuple[str, ...] = ()
+
+
+_POSSESSIVE = re.compile(r"['\u2019]s\b")
+_PUNCTUATION = re.compile(r"[?,.]")
+
+
+def _query_words(query: str) -> list[str]:
+    """The query's words as entity names are stored (normalized), a possessive's "'s"
+    dropped: "What is Caroline's job?" names Caroline."""
+    return _PUNCTUATION.sub(" ", _POSSESSIVE.sub("", normalize(query))).split()
+
+
+def mentioned_entities(memory_id: int, partition: str, query: str) -> Mentions:
     """Entities the query names (any run of up to four words, normalized), by index lookup."""
-    words = normalize(query).replace("?", " ").replace(",", " ").replace(".", " ").split()
+    words = _query_words(query)
     grams = {" ".join(words[i:i + n]) for n in range(1, 5) for i in range(len(words) - n + 1)}
     if not grams:
-        return set()
+        return Mentions()
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT id FROM memories_entity WHERE memory_id = %s AND partition = %s "
-            "AND normalized_name = ANY(%s)", [memory_id, partition, sorted(grams)],
+            "SELECT id, normalized_name FROM memories_entity WHERE memory_id = %s "
+            "AND partition = %s AND normalized_name = ANY(%s)",
+            [memory_id, partition, sorted(grams)],
         )
-        return {row[0] for row in cursor.fetchall()}
+        rows = cursor.fetchall()
+    return Mentions(frozenset(row[0] for row in rows),
+                    tuple(sorted({row[1] for row in rows}, key=len, reverse=True)))
+
+
+def masked_query(query: str, names: tuple[str, ...]) -> str:
+    """The query with the entities it names replaced by "they", for the second of the two
+    vectors a query is searched with (MENTION_MASK_WEIGHT)."""
+    words = _query_words(query)
+    masked, i = [], 0
+    spans = sorted({len(name.split()) for name in names}, reverse=True)
+    while i < len(words):
+        for n in spans:
+            if " ".join(words[i:i + n]) in names:
+                masked.append("they")
+                i += n
+                break
+        else:
+            masked.append(words[i])
+            i += 1
+    return " ".join(masked)
+
+
+def query_vector(plain: np.ndarray, masked: np.ndarray | None) -> np.ndarray:
+    """What the vector list is searched with: the query's vector, blended with the vector
+    of the query without its named entities when it names any."""
+    if masked is None or not MENTION_MASK_WEIGHT:
+        return plain
+    blend = (1 - MENTION_MASK_WEIGHT) * plain + MENTION_MASK_WEIGHT * masked
+    return (blend / np.linalg.norm(blend)).astype(plain.dtype)
 
 
 def with_settled(vector: list[Candidate], text: list[Candidate], cosines: dict,

@@ -26,12 +26,17 @@ from memories.search.model_files import MODEL_DIR
 from memories.search.storing import _note_vectors, _texts_with_context, store_embeddings
 
 STAGES = ("facts", "notes", "entities")
+# storing._texts_with_context's layout; a new layout is a new fingerprint, so an upgraded
+# box embeds its stored facts again (the walk below).
+TEXT_LAYOUT = "fact, then up to ECHO_MEMORY_EMBED_CONTEXT earlier facts of its episode"
 MODEL_FILES = ("config.json", "tokenizer.json", "model.safetensors")
 
 
 @lru_cache(maxsize=1)
 def model_fingerprint() -> str:
-    digest = hashlib.sha256()
+    """The model's files and how a fact's text is laid out for it: a change to either
+    makes every stored vector stale."""
+    digest = hashlib.sha256(TEXT_LAYOUT.encode())
     for name in MODEL_FILES:
         with (MODEL_DIR / name).open("rb") as model_file:
             digest.update(hashlib.file_digest(model_file, "sha256").digest())

@@ -309,3 +309,27 @@ def test_candidates_carry_where_each_fact_was_written(team):
     for found in (vector, text, pending):
         assert found and all((c.episode_id, c.position) == written[c.fact_id] for c in found)
     assert waiting.pk in {c.fact_id for c in pending}
+
+
+def test_a_possessive_names_its_entity_and_the_name_is_masked_for_the_second_vector(team):
+    from memories.search import hybrid
+
+    written = Fact.objects.filter(fact=FACTS[4]["fact"]).get()
+    mentions = hybrid.mentioned_entities(written.memory_id, written.partition,
+                                         "Where was Bob\u2019s birthplace, and Alice's?")
+    assert mentions.ids == {written.source_id, Fact.objects.get(fact=FACTS[0]["fact"]).source_id}
+    assert mentions.names == ("alice", "bob")
+    assert hybrid.masked_query("Where was Bob's birthplace, and Alice's?", mentions.names) \
+        == "where was they birthplace and they"
+
+
+def test_the_masked_vector_blends_in_only_when_the_query_names_an_entity():
+    import numpy as np
+
+    from memories.search import hybrid
+
+    plain, masked = np.array([1.0, 0.0]), np.array([0.0, 1.0])
+    assert hybrid.query_vector(plain, None) is plain
+    blended = hybrid.query_vector(plain, masked)
+    assert np.isclose(np.linalg.norm(blended), 1.0)
+    assert blended[0] > 0 and blended[1] > 0
