@@ -52,11 +52,22 @@ def test_full_precision_vectors_of_an_older_box_are_kept_and_found(engine: Engin
         # Searched by today's code, once the later migrations have run too.
         executor = MigrationExecutor(connection)
         executor.migrate(executor.loader.graph.leaf_nodes())
-        found = engine.query("where did Alice go hiking?", top_k=1)["facts"]
+        # (A question naming no entity: one that does is searched with a blended vector.)
+        found = engine.query("who went hiking in the spring?", top_k=1)["facts"]
         assert [f["fact"] for f in found] == [text]
         assert "vector" in found[0]["matched"]
-        query = get_embedder().embed(["where did Alice go hiking?"])[0]
+        query = get_embedder().embed(["who went hiking in the spring?"])[0]
         assert found[0]["score"] == pytest.approx(float(query @ exact), abs=1e-3)
     finally:
         executor = MigrationExecutor(connection)
         executor.migrate(executor.loader.graph.leaf_nodes())
+
+
+def test_the_layout_migration_records_the_fingerprint_the_product_computes():
+    import importlib
+
+    from memories.search import reembedding
+
+    shipped = importlib.import_module("memories.migrations.0021_fact_first_embedding_layout")
+    assert shipped.TEXT_LAYOUT == reembedding.TEXT_LAYOUT
+    assert shipped.fingerprint() == reembedding.model_fingerprint()
