@@ -22,7 +22,6 @@ import uuid
 from dataclasses import dataclass, field
 
 import numpy as np
-
 from django.db import connection
 
 from memories.core.names import normalize
