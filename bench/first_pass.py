@@ -58,7 +58,7 @@ class Vectors(NamedTuple):
 
 
 def runbooks_vectors() -> Vectors:
-    from memories.search import first_pass
+    from memories.search import first_pass, storing
     from memories.search.embeddings import get_embedder
 
     _, facts, questions = runbooks_dataset.load()
@@ -69,7 +69,8 @@ def runbooks_vectors() -> Vectors:
     for fact in facts:
         position.append(seen[fact["episode"]])
         seen[fact["episode"]] += 1
-    with_context = [" ".join(texts[i - min(2, position[i]):i + 1]) for i in range(len(facts))]
+    with_context = [storing.with_context(texts[i], " ".join(texts[i - min(2, position[i]):i]))
+                    for i in range(len(facts))]
     model = {"alone": get_embedder().embed(texts),
              "with context": get_embedder().embed(with_context)}
     first = {"alone": first_pass.vectors(texts), "with context": np.zeros_like(model["alone"])}
