@@ -27,6 +27,10 @@ AND_TERMS = 4
 # search rose from 0.550 to 0.645 on the scale bench's near-duplicate clusters for 0.2 ms
 # at p95 (docs/benchmarks.md, Scale).
 HNSW_EF_SEARCH = 128
+# pgvector's iterative index scan: when the graph's nearest are mostly other memories'
+# facts, the scan goes on past ef_search (up to hnsw.max_scan_tuples) instead of returning
+# too few.
+HNSW_ITERATIVE_SCAN = "relaxed_order"
 # A partition of at most this many indexed facts is searched exactly (every live vector
 # read through the partition's index): the HNSW graph, one for every memory, can miss a
 # lone fact among near-duplicates, and for a small memory inside a big index it spends its
@@ -141,7 +145,7 @@ def vector_candidates(
     with transaction.atomic(savepoint=False), connection.cursor() as cursor:
         # One round trip; the word search's planner setting must not price this plan.
         cursor.execute(f"SET LOCAL hnsw.ef_search = {max(HNSW_EF_SEARCH, int(limit))}; "
-                       "SET LOCAL hnsw.iterative_scan = relaxed_order; "
+                       f"SET LOCAL hnsw.iterative_scan = {HNSW_ITERATIVE_SCAN}; "
                        "SET LOCAL cpu_operator_cost TO DEFAULT")
         near = ("SELECT f.id, f.embedding <=> %s::halfvec AS distance, "
                 f"{corpus.ends} "
