@@ -63,7 +63,8 @@ BIG = ("postgres", "django", "perl", "java", "erlang", "node", "kernel", "rust",
 # Sources added once the 100k table was embedded: the big memory's facts after the BIG
 # sources', so the 100k table (a prefix of each memory) is unchanged.
 EXTRA = ("qt", "boost", "llvm", "gimp", "sklearn", "astropy", "grass", "sqlite", "ghc",
-         "wireshark", "biopython", "kicad", "apache")
+         "wireshark", "biopython", "kicad", "apache", "cmake", "maxima", "skimage",
+         "statsmodels", "sympy", "racket", "octave", "gnome")
 # Facts per memory in each table; "big" takes what is left, "small" is all the small
 # memories together, taken whole in order.
 LAYOUT = {
@@ -88,7 +89,11 @@ COLLECTIONS = {"packages": "Debian packages", "postgres": "PostgreSQL manual",
                "grass": "GRASS GIS manual", "sqlite": "SQLite documentation",
                "ghc": "GHC documentation", "wireshark": "Wireshark guides",
                "biopython": "Biopython tutorial", "kicad": "KiCad manual",
-               "apache": "Apache HTTP Server manual"}
+               "apache": "Apache HTTP Server manual", "cmake": "CMake documentation",
+               "maxima": "Maxima manual", "skimage": "scikit-image documentation",
+               "statsmodels": "statsmodels documentation", "sympy": "SymPy documentation",
+               "racket": "Racket documentation", "octave": "GNU Octave manual",
+               "gnome": "GNOME help"}
 
 
 def log(message: str) -> None:

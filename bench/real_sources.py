@@ -65,15 +65,18 @@ def git() -> Read:
     return docs, questions
 
 
-def _html(source: str, folder, skip: tuple[str, ...] = ()) -> list:
-    return [(source, document, list(real_text.sentences(paragraphs)))
-            for document, paragraphs in real_text.html_documents(folder, skip=skip)]
+def _html(source: str, folder, skip: tuple[str, ...] = (), pattern: str = "*.html",
+          skip_classes: tuple[str, ...] | None = None) -> list:
+    return [(source, document, list(real_text.sentences(paragraphs))) for document, paragraphs
+            in real_text.html_documents(folder, skip=skip, pattern=pattern,
+                                        skip_classes=skip_classes)]
 
 
-def html(source: str, folder: str, skip: tuple[str, ...] = (), faq: str | None = None):
+def html(source: str, folder: str, skip: tuple[str, ...] = (), faq: str | None = None,
+         pattern: str = "*.html", skip_classes: tuple[str, ...] | None = None):
     def read() -> Read:
         questions = {source: real_text.faq_questions(DOC / faq)} if faq else {}
-        return _html(source, DOC / folder, skip), questions
+        return _html(source, DOC / folder, skip, pattern, skip_classes), questions
     return read
 
 
@@ -134,7 +137,9 @@ SOURCES = [
     ("fortunes", fortunes),
     # Added after the 100k table was embedded: these join the big memory past its first
     # 56,000 facts only (real_corpus.EXTRA), so the 100k table stays as it was.
-    ("qt", html("qt", "qtbase5-doc-html/html")),
+    # Qt's page header div is never closed: skipping it would skip the whole page.
+    ("qt", html("qt", "/usr/share/qt5/doc", skip_classes=tuple(
+        c for c in real_text.SKIP_CLASSES if c != "header"))),
     ("boost", html("boost", "libboost1.81-doc")),
     ("llvm", html("llvm", "llvm-15-doc/html", SKIP_SPHINX)),
     ("gimp", html("gimp", "/usr/share/gimp/2.0/help/en")),
@@ -147,4 +152,12 @@ SOURCES = [
     ("biopython", html("biopython", "python-biopython-doc/Doc")),
     ("kicad", html("kicad", "kicad/help/en")),
     ("apache", html("apache", "apache2-doc/manual/en")),
+    ("cmake", html("cmake", "cmake-doc/html", SKIP_SPHINX)),
+    ("maxima", html("maxima", "maxima-doc")),
+    ("skimage", html("skimage", "python-skimage-doc", SKIP_SPHINX)),
+    ("statsmodels", html("statsmodels", "python-statsmodels-doc/html", SKIP_SPHINX)),
+    ("sympy", html("sympy", "python-sympy-doc/html", SKIP_SPHINX)),
+    ("racket", html("racket", "racket")),
+    ("octave", html("octave", "octave")),
+    ("gnome", html("gnome", "/usr/share/help/C", pattern="*.page")),
 ]

@@ -72,17 +72,21 @@ def sentences(paragraphs: list[str]) -> Iterator[str]:
                 yield sentence
 
 
+SKIP_CLASSES = ("highlight", "sphinxsidebar", "navheader", "navfooter", "related", "footer",
+                "toc", "refsynopsisdiv", "header", "admonition-title")
+
+
 class _Html(HTMLParser):
     """Paragraph text and headings of a documentation page, without code, tables,
     navigation or sidebars."""
 
     BLOCKS = {"p", "li", "dd", "dt", "div", "br", "blockquote", "section", "ul", "ol", "dl"}
     SKIP = {"pre", "script", "style", "table", "nav", "code-block", "head", "title"}
-    SKIP_CLASSES = ("highlight", "sphinxsidebar", "navheader", "navfooter", "related",
-                    "footer", "toc", "refsynopsisdiv", "header", "admonition-title")
+    SKIP_CLASSES = SKIP_CLASSES
 
-    def __init__(self) -> None:
+    def __init__(self, skip_classes: tuple[str, ...] = SKIP_CLASSES) -> None:
         super().__init__(convert_charrefs=True)
+        self.skip_classes = skip_classes
         self.paragraphs: list[str] = []
         self.headings: list[str] = []
         self.buffer: list[str] = []
@@ -95,7 +99,7 @@ class _Html(HTMLParser):
                 self.skipping.append(tag)
             return
         classes = dict(attrs).get("class") or ""
-        if tag in self.SKIP or (tag == "div" and any(c in classes for c in self.SKIP_CLASSES)):
+        if tag in self.SKIP or (tag == "div" and any(c in classes for c in self.skip_classes)):
             self._flush()
             self.skipping.append(tag)
         elif tag in {"h1", "h2", "h3", "h4", "h5", "h6"}:
@@ -127,20 +131,22 @@ class _Html(HTMLParser):
         self.buffer = []
 
 
-def read_html(path: Path) -> tuple[list[str], list[str]]:
-    parser = _Html()
+def read_html(path: Path, skip_classes: tuple[str, ...] | None = None
+              ) -> tuple[list[str], list[str]]:
+    parser = _Html(skip_classes or _Html.SKIP_CLASSES)
     parser.feed(path.read_text(errors="replace"))
     parser._flush()
     return parser.paragraphs, parser.headings
 
 
-def html_documents(folder: Path, *, skip: tuple[str, ...] = ()) -> Iterator[Document]:
-    for path in sorted(folder.rglob("*.html")):
+def html_documents(folder: Path, *, skip: tuple[str, ...] = (), pattern: str = "*.html",
+                   skip_classes: tuple[str, ...] | None = None) -> Iterator[Document]:
+    for path in sorted(folder.rglob(pattern)):
         relative = str(path.relative_to(folder))
-        if any(part in relative for part in skip):
+        if any(part in relative for part in skip) or not path.is_file():
             continue
-        paragraphs, _ = read_html(path)
-        yield relative.removesuffix(".html"), paragraphs
+        paragraphs, _ = read_html(path, skip_classes)
+        yield relative.removesuffix(pattern[1:]), paragraphs
 
 
 def faq_questions(folder: Path) -> list[str]:
