@@ -12,7 +12,8 @@ folded) and deals them into memories by source, so each memory is about one thin
 - git: the git manual (10,000, both tables);
 - small memories under EXACT_SEARCH_MAX: each LoCoMo conversation, the runbooks and
   notes sets, and the smaller manuals and fortune files cut into memories of at most
-  3,500 facts by document (140,000 facts in all at 1M, 14,000 at 100k);
+  3,500 facts by document (14,000 facts in all at 100k); at 1M also memories of 300 to
+  3,500 facts cut from each EXTRA source (140,000 small-memory facts in all);
 - big: the rest (the Python and Django manuals, perl's documentation, the man pages, and
   what the memories above leave), so the whole table is 1M (or 100k).
 
@@ -216,6 +217,8 @@ def layout(c: Collector) -> tuple[list[dict], dict[str, list[str]]]:
     rng.shuffle(big_docs)
     extra_docs = [(s, d) for s in EXTRA for d in c.docs[s]]
     rng.shuffle(extra_docs)
+    carved, extra_docs = _carve_small(
+        c, extra_docs, LAYOUT[FULL]["small"] - sum(len(f) for _, f in small))
     big = [(display_name(document), COLLECTIONS[s], text)
            for s, (document, texts) in big_docs + extra_docs for text in texts]
     # What the three named memories leave over their 1M quota joins the big one.
@@ -223,7 +226,8 @@ def layout(c: Collector) -> tuple[list[dict], dict[str, list[str]]]:
         if source in memories:
             big += memories[source][quota:]
             memories[source] = memories[source][:quota]
-    small_full = _take_small(small, LAYOUT[FULL]["small"])
+    # After the others, so the 100k table takes the same small memories as before.
+    small_full = _take_small(small + carved, LAYOUT[FULL]["small"])
     named = sum(LAYOUT[FULL][s] for s in NAMED)
     need_big = FULL - named - sum(len(f) for _, f in small_full)
     if len(big) < need_big:
@@ -245,6 +249,32 @@ def layout(c: Collector) -> tuple[list[dict], dict[str, list[str]]]:
                      for s, t, f in facts[start:end]]
     questions = _questions(c, memories)
     return rows, questions
+
+
+def _carve_small(c: Collector, docs, budget: int):
+    """Many more small memories for the 1M table (past the 100k one): from each EXTRA
+    source, by document, memories of 300 to 3,500 facts (drawn), an equal share of
+    `budget` each. Returns them and the documents left for the big memory."""
+    rng = random.Random(59)
+    share = budget // len(EXTRA)
+    by_source: dict[str, list] = defaultdict(list)
+    for source, document in docs:
+        by_source[source].append(document)
+    carved, left = [], []
+    for source in EXTRA:
+        taken, part, target, n = 0, [], rng.randint(300, SMALL_MAX), 0
+        for document in by_source[source]:
+            if taken >= share:
+                left.append((source, document))
+                continue
+            part.append((document[0], document[1][:SMALL_MAX]))
+            taken += len(part[-1][1])
+            if sum(len(t) for _, t in part) >= target:
+                carved.append((f"{source}-{n}", _facts(c, source, part)))
+                part, target, n = [], rng.randint(300, SMALL_MAX), n + 1
+        if part:
+            carved.append((f"{source}-{n}", _facts(c, source, part)))
+    return [(name, facts[:SMALL_MAX]) for name, facts in carved], left
 
 
 def _take_small(small, budget: int):

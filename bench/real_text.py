@@ -256,6 +256,13 @@ def man_pages(sections: str = "12345678") -> Iterator[tuple[str, str, list[str]]
                 yield path.name.removesuffix(".gz"), name, paragraphs
 
 
+NOT_VERBS = {"a", "an", "the", "this", "that", "how", "what", "alias", "bash", "perl",
+             "interface", "library", "backend", "frontend", "wrapper", "utility", "tool",
+             "program", "daemon", "command", "script", "helper", "module", "plugin", "driver",
+             "server", "client", "simple", "small", "common", "generic", "main", "new", "old",
+             "x", "gnu", "system", "file", "user", "data", "network"}
+
+
 def how_do_i(purpose: str, suffix: str = "") -> str | None:
     """'list directory contents' -> 'How do I list directory contents?': a NAME line or
     reference summary turned into a question, when it starts with a verb."""
@@ -268,9 +275,8 @@ def how_do_i(purpose: str, suffix: str = "") -> str | None:
     # A base-form verb: nouns and third-person verbs ("lists", "the") are left out.
     first = words[0]
     if first.endswith(("ing", "ous", "ful", "less", "ary", "ic")) or (
-            first.endswith("s") and not first.endswith("ss")) or first in {
-                              "a", "an", "the", "this", "that", "alias", "bash", "perl",
-                              "interface", "library"}:
+            first.endswith("s") and not first.endswith("ss")) or (
+            first.endswith("ed") and not first.endswith("eed")) or first in NOT_VERBS:
         return None
     return f"How do I {purpose}{suffix}?"
 
