@@ -3,19 +3,20 @@
     nice -n 19 .venv/bin/python bench/real_corpus.py build    # sentences, memories, questions
     nice -n 19 .venv/bin/python bench/real_corpus.py embed    # resumable; prints progress
 
-`build` reads bench/real_text.py's sources (Debian documentation packages, apt's package
-descriptions, LoCoMo, bench/data), keeps prose sentences, drops repeats (case and spacing
-folded) and deals them into memories by source, so each memory is about one thing:
+`build` reads bench/real_sources.py's sources (Debian documentation packages, apt's
+package descriptions, LoCoMo, bench/data; docs/benchmarks.md lists them), keeps prose
+sentences, drops repeats (case and spacing folded) and deals them into memories by
+source, so each memory is about one thing:
 
-- packages: Debian package descriptions (200,000 facts at 1M, 20,000 at 100k);
-- postgres: the PostgreSQL 15 manual (50,000; not in the 100k table);
+- debian: package descriptions and man pages (200,000 facts at 1M, 20,000 at 100k);
+- python: the Python and SQLAlchemy manuals (50,000; not in the 100k table);
 - git: the git manual (10,000, both tables);
 - small memories under EXACT_SEARCH_MAX: each LoCoMo conversation, the runbooks and
   notes sets, and the smaller manuals and fortune files cut into memories of at most
   3,500 facts by document (14,000 facts in all at 100k); at 1M also memories of 300 to
-  3,500 facts cut from each EXTRA source (140,000 small-memory facts in all);
-- big: the rest (the Python and Django manuals, perl's documentation, the man pages, and
-  what the memories above leave), so the whole table is 1M (or 100k).
+  3,500 facts cut from each EXTRA source (140,000 small-memory facts wanted in all);
+- big: the rest (the BIG sources, then the EXTRA ones, then what the memories above
+  leave), so the whole table is 1M (or 100k).
 
 A memory's facts are its documents (shuffled, seeded) in document order; the 100k table
 is a prefix of each 1M memory, written first, so `embed` has it after a tenth of the
