@@ -25,13 +25,21 @@ TEXT_CANDIDATE_CAP = 1500
 AND_TERMS = 4
 # 128 rather than pgvector's 40 or our earlier 64: at 1M facts recall@10 against exact
 # search rose from 0.550 to 0.645 on the scale bench's near-duplicate clusters for 0.2 ms
-# at p95 (docs/benchmarks.md, Scale).
+# at p95 (docs/benchmarks.md, Scale). On real sentences at 100k (Scale on real sentences)
+# it gives 0.97 in a memory of 56k and one of 20k, 1.00 in one of 10k; 256 would add
+# about 0.013 for 2-5 ms more at p50 under load.
 HNSW_EF_SEARCH = 128
+# pgvector's iterative index scan: when the graph's nearest are mostly other memories'
+# facts, the scan goes on past ef_search (up to hnsw.max_scan_tuples) instead of returning
+# too few.
+HNSW_ITERATIVE_SCAN = "relaxed_order"
 # A partition of at most this many indexed facts is searched exactly (every live vector
 # read through the partition's index): the HNSW graph, one for every memory, can miss a
 # lone fact among near-duplicates, and for a small memory inside a big index it spends its
-# scan on other memories' facts. Exact read 4,000 vectors in under 3 ms here. The caller
-# decides by indexing.partition_counts, which each query reads anyway.
+# scan on other memories' facts. Exact read 4,000 vectors in under 3 ms here. Not more: a
+# memory of 10,000 real sentences among 100k took 24.5 ms p50 exactly against 5.4 ms by
+# the graph, whose recall@10 there was 0.999 (docs/benchmarks.md, Scale on real
+# sentences). The caller decides by indexing.partition_counts, which each query reads.
 EXACT_SEARCH_MAX = 4000
 # How many of a partition's facts still waiting for the indexer are searched by their
 # first-pass vector (memories/search/first_pass.py), newest first.
@@ -141,7 +149,7 @@ def vector_candidates(
     with transaction.atomic(savepoint=False), connection.cursor() as cursor:
         # One round trip; the word search's planner setting must not price this plan.
         cursor.execute(f"SET LOCAL hnsw.ef_search = {max(HNSW_EF_SEARCH, int(limit))}; "
-                       "SET LOCAL hnsw.iterative_scan = relaxed_order; "
+                       f"SET LOCAL hnsw.iterative_scan = {HNSW_ITERATIVE_SCAN}; "
                        "SET LOCAL cpu_operator_cost TO DEFAULT")
         near = ("SELECT f.id, f.embedding <=> %s::halfvec AS distance, "
                 f"{corpus.ends} "
