@@ -328,11 +328,13 @@ def build() -> None:
     sizes = defaultdict(lambda: [0, 0])
     for row in rows:
         sizes[row["m"]][row["tier"]] += 1
-    log(f"{len(rows):,} facts, {len(sizes)} memories; sentences by source: " + ", ".join(
-        f"{s} {c.count(s):,}" for s in sorted(c.docs) if not s.startswith("locomo:")))
+    # The summary on stdout (the progress above went to stderr).
+    print(f"{len(rows):,} facts, {len(sizes)} memories; sentences by source: " + ", ".join(
+        f"{s} {c.count(s):,}" for s in sorted(c.docs)
+        if c.count(s) and not s.startswith("locomo:")))
     for name, (t0, t1) in sorted(sizes.items(), key=lambda x: -sum(x[1]))[:12]:
-        log(f"  {name}: {t0 + t1:,} at 1M, {t0:,} at 100k, "
-            f"{len(questions.get(name, [])):,} questions")
+        print(f"  {name}: {t0 + t1:,} at 1M, {t0:,} at 100k, "
+              f"{len(questions.get(name, [])):,} questions")
 
 
 def rows(limit: int | None = None) -> list[dict]:
@@ -410,13 +412,23 @@ def embed(upto: int | None) -> None:
         rate = done / (time.perf_counter() - started)
         log(f"embedded {done:,} of {len(todo):,} ({rate:.0f} a second, about "
             f"{(len(todo) - done) / rate / 60:.0f} min left)")
+    print(f"{len(data):,} rows have vectors: {len(todo):,} texts embedded now, "
+          f"{len(data) - len(todo):,} rows' from the cache")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("step", choices=["build", "embed"])
     parser.add_argument("--upto", type=int, default=None, help="embed only the first N rows")
+    parser.add_argument("--root", type=Path, default=None,
+                        help="build: read the sources under this folder instead of / (a tree "
+                             "in their shapes, e.g. tests/bench/data/real_corpus; with "
+                             "ECHO_BENCH_CACHE elsewhere, or it replaces the cached corpus)")
     args = parser.parse_args()
+    if args.root:
+        from bench import real_text
+
+        real_text.set_root(args.root.resolve())
     if args.step == "build":
         build()
     else:

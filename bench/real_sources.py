@@ -11,7 +11,6 @@ from collections import defaultdict
 
 from bench import real_text
 
-DOC = real_text.DOC
 Read = tuple[list[tuple[str, str, list[str]]], dict[str, list[str]]]
 
 
@@ -38,7 +37,7 @@ def packages() -> Read:
 
 
 def postgres() -> Read:
-    folder = DOC / "postgresql-doc-15/html"
+    folder = real_text.DOC / "postgresql-doc-15/html"
     docs, questions = _html("postgres", folder), defaultdict(list)
     for path in sorted(folder.glob("*.html")):
         text = path.read_text(errors="replace")
@@ -52,7 +51,7 @@ def postgres() -> Read:
 
 
 def git() -> Read:
-    folder = DOC / "git-doc"
+    folder = real_text.DOC / "git-doc"
     docs, questions = _html("git", folder), defaultdict(list)
     for path in sorted(folder.glob("*.html")):
         name = re.search(r"<h2>NAME</h2>\s*<div[^>]*>\s*<p>(.*?)</p>",
@@ -75,14 +74,16 @@ def _html(source: str, folder, skip: tuple[str, ...] = (), pattern: str = "*.htm
 def html(source: str, folder: str, skip: tuple[str, ...] = (), faq: str | None = None,
          pattern: str = "*.html", skip_classes: tuple[str, ...] | None = None):
     def read() -> Read:
-        questions = {source: real_text.faq_questions(DOC / faq)} if faq else {}
-        return _html(source, DOC / folder, skip, pattern, skip_classes), questions
+        questions = {source: real_text.faq_questions(real_text.DOC / faq)} if faq else {}
+        # An absolute folder (not under /usr/share/doc) is under the root read from too.
+        where = real_text.system(folder) if folder.startswith("/") else real_text.DOC / folder
+        return _html(source, where, skip, pattern, skip_classes), questions
     return read
 
 
 def kernel() -> Read:
     return [("kernel", document, list(real_text.sentences(paragraphs))) for document, paragraphs
-            in real_text.text_documents(DOC / "linux-doc-6.1/Documentation")], {}
+            in real_text.text_documents(real_text.DOC / "linux-doc-6.1/Documentation")], {}
 
 
 def perl() -> Read:

@@ -21,7 +21,21 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+# Where the installed documentation is read from: "/" but for a tree in the same shapes
+# (tests/bench/data/real_corpus, so the build runs in CI without the packages); set_root.
+SYSTEM = Path("/")
 DOC = Path("/usr/share/doc")
+
+
+def set_root(root: Path) -> None:
+    global SYSTEM, DOC
+    SYSTEM = Path(root)
+    DOC = system("/usr/share/doc")
+
+
+def system(path: str) -> Path:
+    """An absolute path of the machine's, under the root read from."""
+    return SYSTEM / path.lstrip("/")
 # The apt package each source needs (`apt-get install --no-install-recommends ...`).
 PACKAGES = ("python3.11-doc manpages manpages-dev postgresql-doc-15 perl-doc git-doc "
             "python-django-doc bash-doc debian-reference-en fortunes sphinx-doc debian-handbook")
@@ -244,7 +258,7 @@ def man_pages(sections: str = "12345678") -> Iterator[tuple[str, str, list[str]]
     """(page, NAME line, paragraphs) of the English man pages, each page once."""
     seen = set()
     for section in sections:
-        for path in sorted(Path(f"/usr/share/man/man{section}").glob("*")):
+        for path in sorted(system(f"/usr/share/man/man{section}").glob("*")):
             if path.is_symlink() or path.name in seen:
                 continue
             seen.add(path.name)
@@ -314,7 +328,7 @@ def _unpod(text: str) -> str:
 
 
 def perl_documents() -> Iterator[tuple[str, list[str], list[str]]]:
-    for path in sorted(Path("/usr/share/perl").glob("5.*/pod/*.pod")):
+    for path in sorted(system("/usr/share/perl").glob("5.*/pod/*.pod")):
         paragraphs, headings = read_pod(path)
         yield path.stem, paragraphs, headings
 
@@ -327,7 +341,7 @@ def debian_descriptions() -> Iterator[tuple[str, str, list[str]]]:
     import subprocess
 
     seen = set()
-    for path in sorted(Path("/var/lib/apt/lists").glob("*_main_i18n_Translation-en*")):
+    for path in sorted(system("/var/lib/apt/lists").glob("*_main_i18n_Translation-en*")):
         if path.suffix == ".lz4":
             text = subprocess.run(["lz4cat", str(path)], capture_output=True, check=True,
                                   text=True).stdout
@@ -362,7 +376,9 @@ def locomo() -> Iterator[tuple[str, list[str], list[str]]]:
     """(conversation, facts as the LoCoMo protocol writes them, questions of categories
     1-4) for each conversation of ../shared/data/locomo."""
     path = ROOT.parent.parent / "shared" / "data" / "locomo" / "locomo_dev.json"
-    if not path.exists():
+    if Path("/") != SYSTEM:
+        path = SYSTEM / "locomo_dev.json"
+    elif not path.exists():
         path = Path("/work/shared/data/locomo/locomo_dev.json")
     for sample in json.loads(path.read_text()):
         conversation = sample["conversation"]
@@ -381,9 +397,12 @@ def locomo() -> Iterator[tuple[str, list[str], list[str]]]:
 
 def repo_sets() -> Iterator[tuple[str, list[str], list[str]]]:
     """(set, fact sentences, questions) of bench/data's runbooks and notes sets."""
-    data = ROOT / "bench" / "data"
+    # Under another root, its own (the whole sets are 1,600 sentences to embed).
+    data = ROOT / "bench" / "data" if Path("/") == SYSTEM else SYSTEM / "bench-data"
     for name in ("runbooks", "notes", "notes-team"):
         folder = data / name
+        if not folder.is_dir():
+            continue
         rows = [json.loads(line) for f in ("facts.jsonl", "notes.jsonl")
                 if (folder / f).exists() for line in (folder / f).read_text().splitlines()
                 if line.strip()]
@@ -400,7 +419,7 @@ def repo_sets() -> Iterator[tuple[str, list[str], list[str]]]:
 
 
 def fortunes() -> Iterator[Document]:
-    for path in sorted(Path("/usr/share/games/fortunes").glob("*")):
+    for path in sorted(system("/usr/share/games/fortunes").glob("*")):
         if path.suffix or path.is_symlink() or not path.is_file():
             continue
         cookies = path.read_text(errors="replace").split("\n%\n")

@@ -92,7 +92,7 @@ def restart_with(home: Path, shared_buffers: str) -> None:
 
 
 def start_process(argv: list[str], env: dict, name: str) -> subprocess.Popen:
-    LOGS.mkdir(exist_ok=True)
+    LOGS.mkdir(parents=True, exist_ok=True)
     log_path = LOGS / f"{name}.log"
     return subprocess.Popen(argv, env=env, stdout=log_path.open("w"), stderr=subprocess.STDOUT,
                             start_new_session=True)

@@ -95,7 +95,8 @@ def exact_neighbours(block: np.ndarray, norms: np.ndarray, members: np.ndarray,
     from the half-precision values Postgres holds, are `block`, of length `norms`)."""
     q = query.astype(np.float16).astype(np.float32)
     cosine = block @ q / (norms * np.linalg.norm(q))
-    top = np.argpartition(-cosine, k)[:k]
+    # A memory of k facts or fewer (a rehearsal on a tiny corpus) is its own k nearest.
+    top = np.argpartition(-cosine, k)[:k] if k < len(cosine) else np.arange(len(cosine))
     return [int(members[i]) for i in top[np.argsort(-cosine[top])]]
 
 
@@ -263,7 +264,9 @@ def latency(args, home: Path, key: str, measured) -> dict:
                     questions = real_corpus.questions()[name][args.queries:]
                     if len(questions) < 40:
                         questions = real_corpus.questions()[name]
-                    warm, timed = questions[:20], questions[20:20 + args.queries]
+                    # Fewer warm-ups when there are too few questions (a tiny corpus).
+                    warm = questions[:max(0, min(20, len(questions) - args.queries))]
+                    timed = questions[len(warm):len(warm) + args.queries]
                     for q in warm:
                         client.call(http, "query_memory", _args(name, q))
                     ms = [client.call(http, "query_memory", _args(name, q))[0] * 1000

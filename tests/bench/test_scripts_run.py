@@ -12,7 +12,9 @@ notes_quality, ranking_cv (recording, then on its recording alone), transport,
 scale then scale_recall on the box scale kept, portability (LoCoMo, runbooks and histories
 copied twice; two tiny scale sizes), the two dataset checks notes_dataset and
 runbooks_dataset, the Python FAQ set's builder pyfaq_dataset (on two made-up pages, into a
-temporary folder), and audit_log.
+temporary folder), audit_log, and real_corpus (build from a tiny tree in the shapes of the
+installed documentation, tests/bench/data/real_corpus; then embed) then scale_real on it
+(recall per class and HTTP on both servers).
 
 Libraries, exercised through the scripts that import them:
 - corpus.py: engine_perf, metering, first_pass
@@ -23,6 +25,7 @@ Libraries, exercised through the scripts that import them:
 - scale_corpus.py, scale_load.py: scale, scale_recall, portability
 - portability_scale.py: portability; portability_boxes.py (its --second-box, the long
   form run by hand: a second home and the command line) is only imported
+- real_sources.py, real_text.py: real_corpus; scale_real_load.py: scale_real
 
 A new bench/*.py must join one of the two lists (test_every_bench_module_is_run_or_a_library).
 
@@ -52,6 +55,10 @@ BENCH = ROOT / "bench"
 LOCOMO = Path(__file__).resolve().parent / "data" / "locomo_tiny.json"
 # Made-up pages in Sphinx's shape: bench/pyfaq_dataset.py builds without python3.11-doc.
 PYFAQ_HTML = Path(__file__).resolve().parent / "data" / "pyfaq_html"
+# A machine's tree in miniature (a few PostgreSQL and git pages, apt's package
+# descriptions, one LoCoMo conversation): bench/real_corpus.py builds without the
+# documentation packages.
+REAL_ROOT = Path(__file__).resolve().parent / "data" / "real_corpus"
 # Variables of the test process that must not reach a bench's own box.
 TEST_ONLY = ("DJANGO_SETTINGS_MODULE", "ECHO_MEMORY_EMBEDDED_DATABASE_URL", "SECRET_KEY",
              "DATABASE_URL", "ECHO_MEMORY_HOME", "REDIS_URL", "CELERY_BROKER_URL")
@@ -59,7 +66,8 @@ TEST_ONLY = ("DJANGO_SETTINGS_MODULE", "ECHO_MEMORY_EMBEDDED_DATABASE_URL", "SEC
 SCALE_REDIS_DB = 13
 
 LIBRARIES = {"corpus", "setup", "fusion", "notes_fusion", "scale_corpus", "scale_load",
-             "portability_scale", "portability_boxes", "ranking_cv_recording"}
+             "portability_scale", "portability_boxes", "ranking_cv_recording", "real_text",
+             "real_sources", "scale_real_load"}
 
 NUMBER = r"[\d.,]+"
 # Each run: one or more steps (script, arguments, lines its output must hold), in order.
@@ -155,6 +163,24 @@ RUNS: dict[str, list[tuple[str, list[str], list[str]]]] = {
                        [r"^5 episodes \(4 FAQ entries\), 11 facts, 4 questions -> ",
                         r"^programming\s+6\s+1\s+2\s+3\s+7\s",
                         r"^questions sharing no content word with their evidence: "])],
+    # The corpus from the tiny tree (49 facts in four memories), its vectors, then the
+    # measurement on all of it: recall per class and HTTP on both servers.
+    "scale_real": [("real_corpus", ["build", "--root", "{real_root}"],
+                    [r"^49 facts, 4 memories; sentences by source: git 11, packages 8, "
+                     r"postgres 18$",
+                     r"^  big: 18 at 1M, 18 at 100k, 3 questions$"]),
+                   ("real_corpus", ["embed"],
+                    [r"^49 rows have vectors: \d+ texts embedded now, "]),
+                   ("scale_real", ["--facts", "49", "--queries", "2", "--ef-search", "128",
+                                   "--verify", "1", "--shared-buffers", "128MB",
+                                   "--web-workers", "1"],
+                    [r"^Scale on real sentences: 49 facts ",
+                     r"^\| memories_fact \| table \(heap \+ TOAST\) \| 49 \| ",
+                     r"^\| unfiltered: big, 18 facts \| relaxed \| 20,000 \| 128 \(service\) "
+                     r"\| \d\.\d{3} \| \d\.\d{3} \| \d+ \| ",
+                     r"^\| small: locomo-conv-tiny, 12 \(exact in the product\) \| relaxed \| ",
+                     rf"^\| unfiltered: big, 18 facts \| 2 \| {NUMBER} / \*\*{NUMBER}\*\* \| "
+                     rf"{NUMBER} / {NUMBER} \|$"])],
     "audit_log": [("audit_log", ["--events", "2000", "--repeats", "1", "--writes", "20",
                                  "--write-rounds", "1", "--episodes", "5"],
                    [rf"^seeded 2,000 events in {NUMBER}s$",
@@ -215,6 +241,7 @@ def inputs(tmp_path_factory) -> Iterator[dict[str, str]]:
     yield {"locomo": str(LOCOMO), "runbooks": str(runbooks), "pyfaq": str(pyfaq),
            "notes": str(notes),
            "pyfaq_html": str(PYFAQ_HTML), "pyfaq_out": str(folder / "pyfaq"),
+           "real_root": str(REAL_ROOT),
            "redis": urlunsplit(redis._replace(path=f"/{SCALE_REDIS_DB}")), "box": box}
     shutil.rmtree(box, ignore_errors=True)
 
