@@ -15,7 +15,9 @@ episodes of 1, 4, 16 or 500 facts, one at a time, and for each one the bench mea
 - next call: A calls query_memory at once; its latency, and how many facts of A's the
   reply counts as still waiting for the settled vector (searched by first pass).
 
-It prints p50 / p95 of each, per episode size, and B's backlog at the end.
+It prints p50 / p95 of each, per episode size; then B's backlog when its import stops,
+and how long the indexer takes to drain it with nothing else writing (it must: a backlog
+still waiting after --drain-timeout seconds ends the run with an error).
 """
 
 from __future__ import annotations
@@ -83,11 +85,28 @@ def without_any_vector(fact_ids: list[str]) -> int:
                                first_pass_embedding__isnull=True).count()
 
 
+def drain(pending_count, timeout: float) -> tuple[int, float]:
+    """The backlog when the import stopped, and the seconds the indexer thread took to
+    embed all of it with nothing else to wake it; exits with an error if it does not
+    within `timeout` (an indexer that stopped with facts waiting)."""
+    stopped = time.perf_counter()
+    backlog = left = pending_count()
+    while left:
+        if time.perf_counter() - stopped > timeout:
+            sys.exit(f"the indexer left {left} of {backlog} facts waiting for {timeout:.0f}s "
+                     "after the import stopped")
+        time.sleep(0.05)
+        left = pending_count()
+    return backlog, time.perf_counter() - stopped
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--episodes", type=int, default=15, help="per size and measure")
     parser.add_argument("--load-fps", type=float, default=200.0)
     parser.add_argument("--sizes", type=int, nargs="+", default=[1, 4, 16, 500])
+    parser.add_argument("--drain-timeout", type=float, default=600.0,
+                        help="seconds the indexer may take to drain B's backlog at the end")
     args = parser.parse_args()
 
     fresh_instance(indexing="thread")
@@ -124,10 +143,11 @@ def main() -> None:
         print(f"size {size} done; B's backlog {pending_count()} facts", file=sys.stderr)
     importer.stop.set()
     importer.join(30)
-    backlog = pending_count()
+    backlog, drained = drain(pending_count, args.drain_timeout)
 
     print(f"\nFreshness under a steady import by another account ({args.load_fps:.0f} facts/s "
-          f"offered, {importer.written} written; {backlog} still waiting at the end)\n")
+          f"offered, {importer.written} written; {backlog} waiting when the import stopped, "
+          f"drained by the indexer alone in {drained:.1f}s)\n")
     print(f"{'facts/episode':>13} {'first pass at ack':>18} {'indexer p50':>12} {'p95':>7} "
           f"{'next call p50':>14} {'p95':>7} {'waiting for settled':>20}")
     for size, first_pass, indexer_seconds, call_seconds, waiting in rows:

@@ -43,6 +43,19 @@ logger = logging.getLogger(__name__)
 BATCH_SIZE = 64
 # With several queues waiting, no queue takes more than this fraction of a batch.
 SHARED_BATCH_PARTS = 4
+# An indexer that leaves rows waiting because another transaction held them looks again
+# this soon, then twice as late each time up to the sweep's interval. The holder is most
+# often another indexer, done within a batch (a second or two); when it rolled back
+# instead (a killed worker, a failed batch) or committed without a vector (a query storing
+# a provisional one, a write replacing the fact), nothing else would wake an indexer for
+# those rows: the thread would sleep to its sweep, a Celery chain would end for good.
+RETRY_SECONDS = 0.5
+SWEEP_SECONDS = 60.0
+
+
+def next_retry(pause: float) -> float:
+    """The pause after `pause` (0: the first) while rows still wait: doubling, bounded."""
+    return min(max(pause * 2, RETRY_SECONDS), SWEEP_SECONDS)
 
 
 def index_pending(*, limit: int | None = None, progress=None) -> int:
@@ -91,6 +104,29 @@ def index_fact_ids(ids: Sequence[str], *,
             claimed([str(row[0]) for row in rows])
         _embed_and_store(cursor, rows)
     return len(rows)
+
+
+def still_waiting(ids: Sequence[str]) -> list[str]:
+    """Those of these facts that still wait for their vector (deleted ones do not)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT id FROM memories_fact WHERE id = ANY(%s::uuid[]) "
+                       "AND embedding IS NULL", [list(ids)])
+        return [str(row[0]) for row in cursor.fetchall()]
+
+
+# Whether a fact or note that already waited at a moment still waits. The facts' probe reads
+# fact_index_queue (waiting facts only) and stops at the first old enough.
+WAITING_SINCE = (
+    "SELECT EXISTS (SELECT 1 FROM memories_fact WHERE embedding IS NULL AND created_at <= %s) "
+    "OR EXISTS (SELECT 1 FROM memories_note WHERE embedding IS NULL AND updated_at <= %s)"
+)
+
+
+def waiting_since(moment) -> bool:
+    """Whether anything written at or before `moment` still waits for its vector."""
+    with connection.cursor() as cursor:
+        cursor.execute(WAITING_SINCE, [moment, moment])
+        return cursor.fetchone()[0]
 
 
 def pending_count() -> int:
@@ -266,17 +302,21 @@ class _Background(threading.Thread):
     storing its provisional vector, a write replacing the fact). If that one rolls back (a
     worker killed mid-batch, a lock timeout), nothing wakes this thread for those rows; so
     while anything still waits after a pass, or when a pass failed, the next look comes in
-    RETRY_SECONDS, doubling up to the sweep's interval, instead of at the sweep.
+    RETRY_SECONDS, doubling up to the sweep's interval (`next_retry`), instead of at the
+    sweep. Should the thread die all the same (an error outside a pass), it says so in the
+    log and `background()`, which every write calls, starts another.
     """
-
-    SWEEP_SECONDS = 60.0
-    RETRY_SECONDS = 0.5
 
     def __init__(self) -> None:
         super().__init__(name="echo-memory-indexer", daemon=True)
         self.pid = os.getpid()
         self._wake = threading.Event()
         self._stopping = threading.Event()
+
+    @property
+    def stopped(self) -> bool:
+        """Told to stop (the process is shutting down), as opposed to dead of an error."""
+        return self._stopping.is_set()
 
     def wake(self) -> None:
         self._wake.set()
@@ -290,7 +330,16 @@ class _Background(threading.Thread):
         self.join(timeout)
 
     def run(self) -> None:
-        pause, retry = self.SWEEP_SECONDS, self.RETRY_SECONDS
+        try:
+            self._passes()
+        except BaseException:
+            # Not an Exception of a pass (those are retried): e.g. closing the connection
+            # failed. Logged here, with its traceback, instead of Python's bare print.
+            logger.critical("the indexer thread stopped on an error; the next write "
+                            "starts another", exc_info=True)
+
+    def _passes(self) -> None:
+        pause, retry = SWEEP_SECONDS, 0.0
         while not self._stopping.is_set():
             self._wake.wait(pause)
             self._wake.clear()
@@ -300,13 +349,14 @@ class _Background(threading.Thread):
                     pass
                 left = _anything_waiting()
             except Exception:
-                logger.exception("indexing failed; will retry in %.1f s", retry)
+                logger.exception("indexing failed; will retry in %.1f s", next_retry(retry))
             finally:
                 connection.close()
             if left:
-                pause, retry = retry, min(retry * 2, self.SWEEP_SECONDS)
+                retry = next_retry(retry)
+                pause = retry
             else:
-                pause, retry = self.SWEEP_SECONDS, self.RETRY_SECONDS
+                pause, retry = SWEEP_SECONDS, 0.0
 
 
 _background: _Background | None = None
@@ -314,9 +364,14 @@ _background_lock = threading.Lock()
 
 
 def background() -> _Background:
-    """The process's indexer thread, started on first use (and again after a fork)."""
+    """The process's indexer thread, started on first use, again after a fork, and again
+    if it died."""
     global _background
     with _background_lock:
+        if _background is not None and _background.pid == os.getpid() \
+                and not _background.is_alive() and not _background.stopped:
+            logger.error("the indexer thread had died; starting another")
+            _background = None
         if _background is None or _background.pid != os.getpid():
             _background = _Background()
             _background.start()

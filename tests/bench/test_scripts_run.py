@@ -85,7 +85,8 @@ RUNS: dict[str, list[tuple[str, list[str], list[str]]]] = {
                  [r"^memories_fact\s+500\s",
                   rf"^backup: {NUMBER} MB .* restore into a new embedded server: {NUMBER}s$"])],
     "freshness": [("freshness", ["--episodes", "1", "--sizes", "1", "--load-fps", "20"],
-                   [r"^Freshness under a steady import by another account",
+                   [r"^Freshness under a steady import by another account .* drained by "
+                    rf"the indexer alone in {NUMBER}s\)$",
                     rf"^\s+1\s+\d/1\s+{NUMBER}s\s+{NUMBER}s\s+{NUMBER} ms"])],
     "first_pass": [("first_pass", ["--rounds", "1", "--facts", "20", "--episodes", "1"],
                     [r"^1\. quality on runbooks \(\d+ facts, \d+ questions\)$",

@@ -103,3 +103,39 @@ def test_a_write_landing_as_a_pass_finds_the_queue_empty_is_indexed(
     written.set()
 
     assert wait_until(lambda: not waiting(second), DRAINED_WITHIN), indexer_thread
+
+
+class Fatal(BaseException):
+    """What a pass's `except Exception` does not catch: it ends the thread, as any error
+    escaping the thread's loop would."""
+
+
+@pytest.mark.injects_server_fault  # the death's traceback is logged, as it should be
+@pytest.mark.django_db(transaction=True)
+def test_an_indexer_thread_that_died_is_started_again_by_the_next_write(
+        alice, settings, indexer_thread, monkeypatch, caplog):
+    engine = Engine(alice.principal)
+    settings.ECHO_MEMORY_INDEXING = "thread"
+    index_batch = indexing._index_batch  # the watched one
+    died = threading.Event()
+
+    def fatal_once(size: int) -> int:
+        if not died.is_set():
+            died.set()
+            raise Fatal("the thread's loop ends here")
+        return index_batch(size)
+
+    monkeypatch.setattr(indexing, "_index_batch", fatal_once)
+    first = write_one(engine, "Alice lent Bob her bicycle")  # wakes the thread: it dies
+    dead = indexing._background
+    assert died.wait(30) and wait_until(lambda: not dead.is_alive(), 30)
+    assert waiting(first)
+
+    second = write_one(engine, "Alice taught Bob to sail")
+    assert wait_until(lambda: not waiting(first, second), DRAINED_WITHIN), indexer_thread
+    assert indexing._background is not dead and indexing._background.is_alive()
+    said = [(record.levelname, record.getMessage()) for record in caplog.records
+            if record.name == indexing.__name__]
+    assert ("CRITICAL", "the indexer thread stopped on an error; the next write starts "
+                        "another") in said
+    assert ("ERROR", "the indexer thread had died; starting another") in said
