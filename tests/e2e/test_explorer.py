@@ -26,7 +26,7 @@ def test_search_finds_an_agents_fact_and_its_entity_episode_and_cause_chain(live
 
     visits.goto(f"{live_server.url}/dashboard/")
     visits.click("link", "Explore memory default")
-    page.get_by_label("Search").fill("why did checkout go down")
+    page.get_by_label("Search").fill("what did the full disk on db-2 do")
     visits.click("button", "Search")
     results = page.locator("[aria-labelledby=results-heading] li")
     assert "The full disk on db-2 caused the checkout outage" in results.first.inner_text()
