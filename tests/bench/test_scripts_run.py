@@ -170,6 +170,9 @@ RUNS: dict[str, list[tuple[str, list[str], list[str]]]] = {
                     [r"^49 facts, 4 memories; sentences by source: git 11, packages 8, "
                      r"postgres 18$",
                      r"^  big: 18 at 1M, 18 at 100k, 3 questions$"]),
+                   # The first 20 by the int8 copy, the rest by the product's model.
+                   ("real_corpus", ["embed", "--upto", "20", "--model", "int8"],
+                    [r"^20 rows have vectors: \d+ texts embedded now, "]),
                    ("real_corpus", ["embed"],
                     [r"^49 rows have vectors: \d+ texts embedded now, "]),
                    ("scale_real", ["--facts", "49", "--queries", "2", "--ef-search", "128",
