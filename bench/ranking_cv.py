@@ -2,12 +2,14 @@
 
     .venv/bin/python bench/ranking_cv.py [--record] [--sets NAME ...] [--vary NAME ...]
                                          [--processes N] [--json PATH] [--data LOCOMO.json]
-                                         [--runbooks DIR] [--pyfaq DIR]
+                                         [--runbooks DIR] [--pyfaq DIR] [--mixed DIR]
 
 1. Record (bench/ranking_cv_recording.py; cached in bench/.cache/ranking_cv.pickle, or under
    $ECHO_BENCH_CACHE): on a fresh box, the LoCoMo dev conversations written and asked exactly
-   as bench/locomo.py does, and each non-dialogue set (runbooks, pyfaq: COLLECTIONS there) as
-   bench/runbooks_quality.py does, each in a memory of its own; for every question, the
+   as bench/locomo.py does, and each non-dialogue set (runbooks, pyfaq, mixed: COLLECTIONS
+   there) as bench/runbooks_quality.py does, each in a memory of its own (mixed: 48 small
+   memories, built first from the other sets' files, bench/mixed_dataset.py); for every
+   question, the
    candidate lists and the named entities that query_memory hands to
    `memories.search.hybrid.fuse` (bench/fusion.py's tap). A set the recording lacks, or whose
    files changed, is recorded and added; `--record` records every set asked for again.
@@ -22,7 +24,9 @@
    the product has them).
 3. Five folds over every set at once: fold i holds out LoCoMo conversation i and one fifth
    of each non-dialogue set's questions (grouped by the episodes their evidence comes from,
-   so no record or FAQ entry is chosen on and reported on). The setting is chosen on the
+   so no record or FAQ entry is chosen on and reported on; a mixed question is in the fold
+   of the question it repeats, so none is chosen on in one set and scored in the other).
+   The setting is chosen on the
    other four folds of every set and scored on the held-out fold, by one of two objectives:
    `guarded` (the highest LoCoMo recall@10 among the settings whose hybrid recall@10 on
    every non-dialogue set's questions chosen on is at least vector alone's there; every
@@ -172,9 +176,10 @@ def pick(scores: dict[int, list[float]], grid, train: dict[str, list[int]],
 
 
 def episode_folds(rows: list[dict], index: list[int], folder: Path,
-                  folds: int = FOLDS) -> dict[int, int]:
+                  folds: int = FOLDS) -> tuple[dict[int, int], dict[str, int]]:
     """A fold per question of a non-dialogue set (its files in `folder`); questions whose
-    evidence shares an episode (a record, a FAQ entry) share one."""
+    evidence shares an episode (a record, a FAQ entry) share one. Also the fold of each
+    episode a question asks about."""
     episode_of = {fact["id"]: fact["episode"]
                   for fact in map(json.loads, (folder / "facts.jsonl").read_text().splitlines())}
     parent: dict[str, str] = {}
@@ -190,7 +195,27 @@ def episode_folds(rows: list[dict], index: list[int], folder: Path,
             parent[root(other)] = root(episodes[0])
     groups = sorted({root(episode_of[rows[i]["evidence"][0]]) for i in index})
     fold_of_group = {group: n % folds for n, group in enumerate(groups)}
-    return {i: fold_of_group[root(episode_of[rows[i]["evidence"][0]])] for i in index}
+    return ({i: fold_of_group[root(episode_of[rows[i]["evidence"][0]])] for i in index},
+            {episode: fold_of_group[root(episode)] for episode in list(parent)})
+
+
+def origin_folds(rows: list[dict], index: list[int], conversations: list[str],
+                 episodes: dict[str, dict[str, int]], folds: int = FOLDS) -> dict[int, int]:
+    """A fold per question of a set made of other sets' questions (bench/mixed_dataset.py):
+    the fold of the question it repeats, where that set is in the run (its conversation's
+    for LoCoMo, its episode's for the others), so no question is chosen on in one set and
+    scored in the other; otherwise one per memory (its group), memories dealt in turn."""
+    memories = sorted({rows[i]["group"] for i in index})
+    fold = {}
+    for i in index:
+        origin, group = rows[i]["origin"]
+        if origin == DIALOGUE and group in conversations:
+            fold[i] = conversations.index(group)
+        elif group in episodes.get(origin, {}):
+            fold[i] = episodes[origin][group]
+        else:
+            fold[i] = memories.index(rows[i]["group"]) % folds
+    return fold
 
 
 def fold_of(rows: list[dict], sets: dict[str, list[int]],
@@ -201,9 +226,18 @@ def fold_of(rows: list[dict], sets: dict[str, list[int]],
         sys.exit(f"the folds are LoCoMo's conversations: {FOLDS} needed, "
                  f"{len(conversations)} recorded")
     fold = {i: conversations.index(rows[i]["group"]) for i in sets[DIALOGUE]}
+    episodes: dict[str, dict[str, int]] = {}
+    derived = []
     for name, index in sets.items():
-        if name != DIALOGUE:
-            fold |= episode_folds(rows, index, sources[name])
+        if name == DIALOGUE:
+            continue
+        if any(rows[i].get("origin") for i in index):
+            derived.append(name)
+            continue
+        own, episodes[name] = episode_folds(rows, index, sources[name])
+        fold |= own
+    for name in derived:
+        fold |= origin_folds(rows, sets[name], conversations, episodes)
     return fold, conversations
 
 
@@ -306,6 +340,11 @@ def main() -> None:
 
     sources = {name: args.data if name == DIALOGUE else getattr(args, name)
                for name in (DIALOGUE, *COLLECTIONS) if name in args.sets}
+    given = {DIALOGUE: args.data} | {name: getattr(args, name) for name in COLLECTIONS}
+    for name, source in sources.items():
+        built = name != DIALOGUE and COLLECTIONS[name].build
+        if built and source == COLLECTIONS[name].folder:
+            built(source, given)  # from the other sets' files asked for
     for name, source in sources.items():
         if not source.exists():
             parser.error(f"{name}: {source} does not exist")

@@ -25,10 +25,12 @@ import pickle
 import re
 import sys
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench import mixed_dataset
 from bench.fusion import FUSION_CONSTANTS, Recorded
 from bench.locomo import DEFAULT_DATA
 from bench.runbooks_quality import MEMORY
@@ -41,12 +43,21 @@ DIALOGUE = "locomo"
 class Collection(NamedTuple):
     folder: Path
     memory: str
+    # What is wrong with the set's files (runbooks' rules unless it says otherwise).
+    check: Callable | None = None
+    # A set built from others rather than committed: (its folder, the files of the sets
+    # by name) -> writes it.
+    build: Callable | None = None
 
 
 DATA = Path(__file__).resolve().parent / "data"
-# The non-dialogue sets, in bench/data/runbooks' format. A new one is a line here.
+# The non-dialogue sets, in bench/data/runbooks' format. A new one is a line here. "mixed"
+# is many small memories (its episodes and questions name theirs), built from the others
+# (bench/mixed_dataset.py).
 COLLECTIONS = {"runbooks": Collection(DATA / "runbooks", MEMORY),
-               "pyfaq": Collection(DATA / "pyfaq", "python-faq")}
+               "pyfaq": Collection(DATA / "pyfaq", "python-faq"),
+               "mixed": Collection(mixed_dataset.OUT, "mixed", mixed_dataset.problems,
+                                   mixed_dataset.ensure)}
 DEFAULT_SOURCES = {DIALOGUE: DEFAULT_DATA} | {n: c.folder for n, c in COLLECTIONS.items()}
 
 
@@ -99,17 +110,25 @@ def _ask_dialogue(principal, account, tap, cached, data: Path) -> list[dict]:
 def _ask_collection(principal, account, tap, name: str, folder: Path) -> list[dict]:
     from tqdm import tqdm
 
+    from bench.runbooks_dataset import problems as runbooks_problems
     from bench.runbooks_quality import ask, load_into
 
-    memory = COLLECTIONS[name].memory
+    collection = COLLECTIONS[name]
     print(f"{name}: writing and indexing {folder}", file=sys.stderr)
-    set_id_of, questions = load_into(principal, account, folder, memory=memory)
+    set_id_of, questions = load_into(principal, account, folder, memory=collection.memory,
+                                     check=collection.check or runbooks_problems)
     rows = []
     for question in tqdm(questions, desc=name, file=sys.stderr):
+        memory = question.get("memory", collection.memory)
         hybrid, recorded = ask(principal, tap, memory, question["question"])
-        rows.append({"set": name, "group": name, "evidence": question["evidence"],
+        rows.append({"set": name, "group": question.get("memory", name),
+                     "evidence": question["evidence"],
                      "kind": question["kind"], "hybrid": [set_id_of.get(i, "?") for i in hybrid],
-                     "recorded": relabel(recorded, set_id_of)})
+                     "recorded": relabel(recorded, set_id_of),
+                     # A question taken from another set (mixed): which, and its conversation
+                     # or episode there (ranking_cv keeps it in that question's fold).
+                     "origin": (question["origin"], question["group"])
+                     if "origin" in question else None})
     return rows
 
 

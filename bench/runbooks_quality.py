@@ -79,23 +79,30 @@ def write_set(principal, episodes: list[dict], facts: list[dict], memory: str) -
 
 
 def load_into(principal, account, folder: Path = DATA, memory: str = MEMORY, *,
-              index: bool = True):
-    """A memory holding the whole set, indexed (unless `index` is false): (set_id_of,
-    questions)."""
+              index: bool = True, check=problems):
+    """The set written, indexed (unless `index` is false): (set_id_of, questions). Into
+    `memory`, or, for a set whose episodes name theirs (bench/mixed_dataset.py), into each
+    episode's memory. `check` lists what is wrong with the set (runbooks' rules by default)."""
     from memories.graph.services import memory_create
     from memories.models import Fact
     from memories.search.indexing import index_pending
 
     episodes, facts, questions = load(folder)
-    wrong = problems(episodes, facts, questions)
+    wrong = check(episodes, facts, questions)
     if wrong:
         sys.exit("the dataset has problems:\n" + "\n".join(wrong))
-    memory_create(account_id=account.pk, name=memory)
-    set_id_of = write_set(principal, episodes, facts, memory)
+    by_memory: dict[str, list[dict]] = {}
+    for episode in episodes:
+        by_memory.setdefault(episode.get("memory", memory), []).append(episode)
+    set_id_of: dict[str, str] = {}
+    for name, written in by_memory.items():
+        memory_create(account_id=account.pk, name=name)
+        set_id_of |= write_set(principal, written, facts, name)
     if not index:
         return set_id_of, questions
     index_pending()
-    embedded = Fact.objects.filter(memory__name=memory, embedding__isnull=False).count()
+    embedded = Fact.objects.filter(memory__name__in=list(by_memory),
+                                   embedding__isnull=False).count()
     if embedded != len(facts):
         sys.exit(f"only {embedded} of {len(facts)} facts have a vector after index_pending()")
     return set_id_of, questions

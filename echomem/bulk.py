@@ -25,15 +25,19 @@ class Statement(NamedTuple):
 
 
 def insert_statement(model: type[models.Model], rows: Sequence[Mapping[str, Any]],
-                     casts: Mapping[str, str] | None = None) -> Statement:
+                     casts: Mapping[str, str] | None = None,
+                     through: Mapping[str, str] | None = None) -> Statement:
     """`INSERT` of `rows` into the model's table: each row maps column names to values, the
     same columns in every row. Each column's type comes from the model's field, so no
     column list is declared twice.
 
     `casts` turns a column's sent value into its stored type, e.g. {"before": "text"} sends
-    text that the statement casts to the field's jsonb.
+    text that the statement casts to the field's jsonb. `through` stores a column as an SQL
+    expression of its sent value ("{}" in it), e.g. a tsvector made from text sent as such
+    (with a cast for the sent type).
     """
     casts = casts or {}
+    through = through or {}
     names = list(rows[0])
     types = _element_types(model)
     sent = {name: casts.get(name, types[name]) for name in names}
@@ -46,8 +50,9 @@ def insert_statement(model: type[models.Model], rows: Sequence[Mapping[str, Any]
     arrays = ", ".join(f"%b::{sent[names[i]]}[]" for i in varying)
     aliases = ", ".join(names[i] for i in varying)
     selected = ", ".join(
-        (f"v.{name}" if i in varying else f"%s::{sent[name]}")
-        + (f"::{types[name]}" if name in casts else "")
+        through.get(name, "{}").format(
+            (f"v.{name}" if i in varying else f"%s::{sent[name]}")
+            + (f"::{types[name]}" if name in casts and name not in through else ""))
         for i, name in enumerate(names))
     constants = [values[i][0] for i in range(len(names)) if i not in varying]
     return Statement(f"INSERT INTO {model._meta.db_table} ({', '.join(names)}) "

@@ -164,6 +164,9 @@ class Fact(models.Model):
         expression=SearchVector("search_text", config=TEXT_SEARCH_CONFIG),
         output_field=SearchVectorField(), db_persist=True,
     )
+    # Its context's words (storing.CONTEXT_VECTOR), weighed by candidates.CONTEXT_WORD_WEIGHT
+    # for a fact its own words found, so no index; null for an episode's first fact.
+    context_vector = SearchVectorField(null=True)
 
     class Meta:
         constraints = [

@@ -1,8 +1,10 @@
 """Forgetting: facts, entities (with their facts), whole episodes or notes retracted by id.
 
 One transaction: the rows go (vectors and full-text vectors are columns of them), the
-word statistics lose their words, recall saves of the facts go, and the text leaves the
-audit trail through the erasure that deleting a memory uses (audit/erase.py): the
+facts written just after a forgotten one in its episode lose its words from their context
+words (Fact.context_vector), the word statistics lose their words, recall saves of the
+facts go, and the text leaves the audit trail through the erasure that deleting a memory
+uses (audit/erase.py): the
 events that carry it are erased in place, and one `memory.forgotten` event lists their
 seqs, so the account's chain still verifies. Free (no units): it returns nothing.
 
@@ -76,7 +78,12 @@ def forget(principal: Principal, *, scope: str, memory: str | None = None,
         }
         # The ORM follows every relation the models declare (recall saves, the
         # superseded_by links, note versions), so a table added later is covered.
+        episodes_left = list(Fact.objects.filter(pk__in=fact_ids)
+                             .values_list("episode_id", flat=True).distinct())
         Fact.objects.filter(pk__in=fact_ids).only("id").delete()
+        with connection.cursor() as cursor:
+            # The facts written after a forgotten one held its words as their context.
+            storing.fill_context_vectors(cursor, episodes_left)
         _delete_entities(entity_ids)
         Episode.objects.filter(pk__in=named.episodes).only("id").delete()
         Note.objects.filter(pk__in=note_ids).only("id").delete()

@@ -31,7 +31,7 @@ from memories.models import (
     Memory,
     memory_name_validator,
 )
-from memories.search import first_pass, indexing, planner_stats, vector_params
+from memories.search import first_pass, indexing, planner_stats, storing, vector_params
 from memories.search.fact_text import search_text_for
 
 # Races on a unique constraint (two writers creating one key or one entity) are
@@ -240,6 +240,7 @@ def _fact_statements(write: _Write, new_rows: dict[int, EdgeRow],
     first_pass_vectors = first_pass.halfvecs(
         [f.search_text for f in rows], [f.position for f in rows],
         alone=alone.result()[[f.position for f in rows]] if alone else None)
+    contexts = storing.contexts([f.search_text for f in rows], [f.position for f in rows])
     return [bulk.insert_statement(Fact, [{
         "id": f.pk, "memory_id": write.memory.pk, "partition": write.partition,
         "source_id": f.source_id, "target_id": f.target_id,
@@ -250,7 +251,9 @@ def _fact_statements(write: _Write, new_rows: dict[int, EdgeRow],
         "written_by_tool": principal.tool, "written_by_key_id": principal.key_id,
         "created_at": write.now, "valid_at": f.valid_at, "invalid_at": f.invalid_at,
         "search_text": f.search_text, "first_pass_embedding": first_pass_vector,
-    } for f, first_pass_vector in zip(rows, first_pass_vectors, strict=True)])]
+        "context_vector": context,
+    } for f, first_pass_vector, context in zip(rows, first_pass_vectors, contexts, strict=True)],
+        casts={"context_vector": "text"}, through={"context_vector": storing.CONTEXT_VECTOR})]
 
 
 def _audit_events(write: _Write, created_nodes: list[Node], plan: FactPlan,

@@ -176,8 +176,10 @@ def _insert(rows: list[dict], history: History) -> None:
     history.created.update(row["id"] for row in rows)
     vectors = [row["id"] for row in rows if row["embedding"] is not None]
     history.waiting.extend(row["id"] for row in rows if row["embedding"] is None)
-    if vectors:
-        with connection.cursor() as cursor:
+    with connection.cursor() as cursor:
+        # Read from the table: a batch may hold part of an episode, the rest in another.
+        storing.fill_context_vectors(cursor, sorted({row["episode_id"] for row in rows}))
+        if vectors:
             storing.count_terms(cursor, vectors)
 
 

@@ -18,6 +18,17 @@ from memories.search.window import Window
 
 BM25_K1 = 1.2
 BM25_B = 0.75
+# A query word a fact lacks but its context holds (the facts written just before it in its
+# episode, Fact.context_vector) counts this share of the word's weight. A reply holds few of
+# the words its question was asked with ("Yes, every weekend!" after "Do you still surf?").
+# Only facts their own words found are scored so: a context that alone held the words put
+# the fact after the one that says them on a par with it in a small memory of unrelated
+# facts (tests/engine/test_query_memory.py, "billing tables"). Held-out recall@10, the
+# weight chosen per fold among 0, 0.125, 0.25 and 0.5 (all five folds chose 0.25): LoCoMo
+# 0.791 to 0.797, runbooks, pyfaq and the mixed set unchanged (0.750, 0.824, 0.945); 0.5
+# gave LoCoMo 0.788 and pyfaq 0.793, the FAQ's later parts outranking the first that
+# answers (docs/benchmarks.md, "Ranking with the graph").
+CONTEXT_WORD_WEIGHT = 0.25
 # Stop adding words to the candidate filter once they would match this many facts.
 TEXT_CANDIDATE_BUDGET = 800
 TEXT_CANDIDATE_CAP = 1500
@@ -55,7 +66,8 @@ ENDS = ", ".join(ENDS_COLUMNS)
 @dataclass(frozen=True)
 class Corpus:
     """What a search reads: a table with memory_id, partition, embedding, search_vector and
-    created_at, the endpoint columns it hands to fusion, and where its word statistics are.
+    created_at, the endpoint columns it hands to fusion, where its word statistics are, and
+    the column of each row's context words if it has one (facts: Fact.context_vector).
 
     Facts keep BM25 statistics incrementally (TermStat, CorpusStat: the indexer adds each
     fact once, and a fact's text never changes). Notes are rewritten in place by a save, so
@@ -66,6 +78,7 @@ class Corpus:
     table: str
     ends: str
     stats: str
+    context: str | None = None
 
 
 # The indexer counts a fact's words when it stores its vector. Until then the newest
@@ -91,6 +104,7 @@ FACTS = Corpus(
            "AND partition = %(partition)s AND term = q.lexeme LIMIT 1) t ON true "
            "LEFT JOIN memories_corpusstat c ON c.memory_id = %(memory)s "
            "AND c.partition = %(partition)s"),
+    context="context_vector",
 )
 NOTES = Corpus(
     table="memories_note", ends=("NULL::uuid AS source_id, NULL::uuid AS target_id, "
@@ -208,20 +222,28 @@ def text_candidates(
         weights = {term: _idf(df, documents) for term, df in terms}
         average_length = tokens / documents if documents else 8.0
         where, params = window.sql()
+        # A word of the fact's own counts whole; one only its context holds, a share. The
+        # candidates are found by their own words alone (see CONTEXT_WORD_WEIGHT).
+        context = corpus.context
         score_terms = " + ".join(
-            "(CASE WHEN f.search_vector @@ %s::tsquery THEN %s::float8 ELSE 0 END)"
+            "(CASE WHEN f.search_vector @@ %s::tsquery THEN %s::float8 "
+            + (f"WHEN f.{context} @@ %s::tsquery THEN %s::float8 " if context else "")
+            + "ELSE 0 END)"
             for _ in weights
         )
         score_params: list[object] = []
         for term, weight in weights.items():
-            score_params += [_tsquery_literal([term]), weight]
+            literal = _tsquery_literal([term])
+            score_params += [literal, weight]
+            if context:
+                score_params += [literal, weight * CONTEXT_WORD_WEIGHT]
         # The selective words make the GIN index the right plan, but the planner prices
         # tsquery matching too low and may scan the whole memory instead; the hard cap
         # bounds the work when even the rarest word is common.
         cursor.execute("SET LOCAL cpu_operator_cost = 0.05")
         statement = (
-            "WITH candidates AS MATERIALIZED (SELECT f.id, f.search_vector, f.created_at, "
-            f"{corpus.ends} "
+            "WITH candidates AS MATERIALIZED (SELECT f.id, f.search_vector, "
+            f"{f'f.{context}, ' if context else ''}f.created_at, {corpus.ends} "
             f"FROM {corpus.table} f WHERE f.memory_id = %s AND f.partition = %s "
             f"AND f.search_vector @@ %s::tsquery AND {where} LIMIT %s) "
             # float8 throughout: psycopg sends Python floats as numeric, whose arithmetic

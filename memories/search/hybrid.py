@@ -4,7 +4,9 @@ Full text: candidates come from the GIN index, restricted to the query's more
 selective words so a common word cannot drag in half the memory (when every word
 is common, to facts that have the two rarest together); each candidate
 is scored with BM25 (term frequency taken as 1, which holds for sentence-length
-facts) using per-partition document frequencies kept by the indexer.
+facts) using per-partition document frequencies kept by the indexer, a query word
+only the facts written just before it hold counting a share
+(candidates.CONTEXT_WORD_WEIGHT).
 Vectors: the HNSW index with iterative scans, so filtering by memory and
 partition still yields enough neighbours.
 Fusion: weighted reciprocal rank fusion, plus a bonus for facts about an entity the
@@ -49,9 +51,10 @@ VECTOR_FLOOR = 0.15
 # names: "What does Melanie do to destress?" is about Melanie's facts first.
 ENTITY_WEIGHT = 0.5
 # A word match votes in the fusion only when it covers this share of the question's
-# weight (Candidate.coverage). Below it the match is one or two incidental words: when a
-# question is paraphrased, such matches fill the word list and, with a vote each, push the
-# vector list's right answer out of the top (on the runbooks set the hybrid fell to
+# weight (Candidate.coverage; a word of its context counts CONTEXT_WORD_WEIGHT). Below it
+# the match is one or two incidental words: when a question is paraphrased, such matches
+# fill the word list and, with a vote each, push the vector list's right answer out of
+# the top (on the runbooks set the hybrid fell to
 # recall@10 0.615, under vectors alone at 0.705; 0.733 with the floor, LoCoMo unchanged).
 # Chosen by cross-validation on LoCoMo and the runbooks set together (bench/ranking_cv.py;
 # docs/benchmarks.md, "How the ranking was chosen").

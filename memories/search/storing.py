@@ -9,9 +9,24 @@ import json
 
 from django.conf import settings
 
+from memories.models import TEXT_SEARCH_CONFIG
 from memories.search import note_words, vector_params
 from memories.search.embeddings import get_embedder
 from memories.search.note_text import note_head
+
+# A fact's context: the search texts of the facts stored at up to _context_facts()
+# positions before it in its episode, in order, joined by spaces. The indexer embeds a
+# fact with it (with_context), and the word search counts its words at a lower weight
+# (Fact.context_vector). Read from the table here; the write, which holds the episode's
+# facts, builds the same with `contexts`.
+_CONTEXT_OF = ("SELECT f.id, string_agg(p.search_text, ' ' ORDER BY p.position) AS context "
+               "FROM memories_fact f JOIN memories_fact p ON p.episode_id = f.episode_id "
+               "AND p.position BETWEEN f.position - %(context)s AND f.position - 1 "
+               "WHERE {where} GROUP BY f.id")
+# How a context's words are stored: stemmed as a fact's own words are (search_vector), and
+# without positions (the search matches words, never phrases). At most two facts of at
+# most limits.FACT_CHARS each: far below what a tsvector holds (1 MB).
+CONTEXT_VECTOR = f"strip(to_tsvector('{TEXT_SEARCH_CONFIG}', {{}}))"
 
 
 def _context_facts() -> int:
@@ -126,14 +141,37 @@ def _texts_with_context(cursor, rows: list[tuple]) -> list[str]:
     context_facts = _context_facts()
     if not context_facts:
         return [row[1] for row in rows]
-    cursor.execute(
-        "SELECT f.id, string_agg(p.search_text, ' ' ORDER BY p.position) FROM memories_fact f "
-        "JOIN memories_fact p ON p.episode_id = f.episode_id "
-        "AND p.position BETWEEN f.position - %s AND f.position - 1 "
-        "WHERE f.id = ANY(%s) GROUP BY f.id", [context_facts, [row[0] for row in rows]],
-    )
+    cursor.execute(_CONTEXT_OF.format(where="f.id = ANY(%(ids)s)"),
+                   {"context": context_facts, "ids": [row[0] for row in rows]})
     context = dict(cursor.fetchall())
     return [with_context(row[1], context.get(row[0])) for row in rows]
+
+
+def contexts(texts: list[str], positions: list[int]) -> list[str | None]:
+    """The context of each of one episode's facts as stored (texts and positions of every
+    fact the episode stores): what _CONTEXT_OF reads once they are in the table."""
+    at = dict(zip(positions, texts, strict=True))
+    out = []
+    for position in positions:
+        before = [at[p] for p in range(position - _context_facts(), position) if p in at]
+        out.append(" ".join(before) or None)
+    return out
+
+
+def fill_context_vectors(cursor, episode_ids: list) -> None:
+    """Stores the context words of every fact of these episodes from the table: for facts
+    written without them (an import, whose batches may split an episode) and for those
+    left after a forget (a forgotten fact's words must not stay findable beside it)."""
+    if not episode_ids:
+        return
+    context = _context_facts()
+    cursor.execute(
+        "UPDATE memories_fact t SET context_vector = c.words FROM (SELECT e.id, "
+        f"{CONTEXT_VECTOR.format('c.context')} AS words FROM memories_fact e "
+        f"LEFT JOIN ({_CONTEXT_OF.format(where='f.episode_id = ANY(%(episodes)s)')}) c "
+        "ON c.id = e.id WHERE e.episode_id = ANY(%(episodes)s)) c "
+        "WHERE t.id = c.id AND t.context_vector IS DISTINCT FROM c.words",
+        {"context": context, "episodes": list(episode_ids)})
 
 
 def with_context(text: str, context: str | None) -> str:

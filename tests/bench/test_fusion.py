@@ -85,11 +85,26 @@ def test_episode_folds_keep_questions_about_one_record_together():
 
     rows = [{"evidence": ["inc-2041-01"]}, {"evidence": ["inc-2041-02", "rb-014-01"]},
             {"evidence": ["rb-014-03"]}, {"evidence": ["adr-007-01"]}]
-    folds = episode_folds(rows, [0, 1, 2, 3], COLLECTIONS["runbooks"].folder, folds=2)
+    folds, by_episode = episode_folds(rows, [0, 1, 2, 3], COLLECTIONS["runbooks"].folder,
+                                      folds=2)
     # Question 1 ties INC-2041 to RB-014, so the first three share a fold.
     assert folds[0] == folds[1] == folds[2] != folds[3]
+    assert by_episode == {"INC-2041": folds[0], "RB-014": folds[0], "ADR-007": folds[3]}
     # Each set's own folder says which episode a fact is of: two answers of one FAQ entry.
     rows = [{"evidence": ["faq-general-005-01", "faq-general-005-02"]},
             {"evidence": ["faq-general-001-01"]}, {"evidence": ["faq-general-005-02"]}]
-    folds = episode_folds(rows, [0, 1, 2], COLLECTIONS["pyfaq"].folder, folds=2)
+    folds, _ = episode_folds(rows, [0, 1, 2], COLLECTIONS["pyfaq"].folder, folds=2)
     assert folds[0] == folds[2] != folds[1]
+
+
+def test_a_question_repeated_from_another_set_keeps_that_questions_fold():
+    from bench.ranking_cv import origin_folds
+
+    rows = [{"group": "mixed-01", "origin": ("locomo", "conv-30")},
+            {"group": "mixed-01", "origin": ("runbooks", "RB-014")},
+            {"group": "mixed-02", "origin": ("pyfaq", "faq-general-001")},
+            {"group": "mixed-02", "origin": ("runbooks", "INC-2041")}]
+    folds = origin_folds(rows, [0, 1, 2, 3], ["conv-26", "conv-30"],
+                         {"runbooks": {"RB-014": 4, "INC-2041": 3}}, folds=5)
+    # pyfaq is not in the run: its question falls back to its memory's fold.
+    assert folds == {0: 1, 1: 4, 2: 1, 3: 3}

@@ -8,7 +8,7 @@ themselves are not checked: at these sizes they mean nothing.
 
 Scripts run here: engine_perf, metering, storage (with --backup), freshness,
 first_pass (all three parts), first_pass_mixed, locomo, runbooks_quality,
-notes_quality, ranking_cv (recording, then on its recording alone), transport,
+notes_quality, ranking_cv (recording, then on its recording alone), mixed_dataset, transport,
 scale then scale_recall on the box scale kept, portability (LoCoMo, runbooks and histories
 copied twice; two tiny scale sizes), the two dataset checks notes_dataset and
 runbooks_dataset, the Python FAQ set's builder pyfaq_dataset (on two made-up pages, into a
@@ -32,7 +32,8 @@ A new bench/*.py must join one of the two lists (test_every_bench_module_is_run_
 Inputs kept small: LoCoMo is five made-up conversations in LoCoMo's format
 (tests/bench/data/locomo_tiny.json; the dev set lives outside the repository and one of
 its conversations alone costs a minute), and the runbooks, Python FAQ and notes sets are
-their first few records with the questions those answer (written to a temporary folder here).
+their first few records with the questions those answer (written to a temporary folder here);
+the mixed set ranking_cv builds is made of those.
 """
 
 from __future__ import annotations
@@ -111,9 +112,9 @@ RUNS: dict[str, list[tuple[str, list[str], list[str]]]] = {
     # Then again on the recording alone, for two of its sets (no box, the scores cached).
     "ranking_cv": [("ranking_cv", ["--record", "--data", "{locomo}", "--runbooks", "{runbooks}",
                                    "--pyfaq", "{pyfaq}", "--vary", "RRF_K", "--processes", "2"],
-                    [r"^recorded now: locomo, runbooks, pyfaq$",
-                     r"^questions: 20 LoCoMo in 5 conversations, 20 runbooks, 5 pyfaq; "
-                     r"4 settings$",
+                    [r"^recorded now: locomo, runbooks, pyfaq, mixed$",
+                     r"^questions: 20 LoCoMo in 5 conversations, 20 runbooks, 5 pyfaq, "
+                     r"25 mixed; 4 settings$",
                      r"^chosen on all five folds: k=",
                      r"^\s+runbooks\s+text \d\.\d{3}\s+vector \d\.\d{3}\s+hybrid: shipped",
                      # The per-kind report: n, then text, vector, shipped, held-out, in-sample.
@@ -125,6 +126,10 @@ RUNS: dict[str, list[tuple[str, list[str], list[str]]]] = {
                     [r"^from the recording: locomo, pyfaq$",
                      r"^questions: 20 LoCoMo in 5 conversations, 5 pyfaq; 4 settings$",
                      r"^general\s+5(\s+\d\.\d{3}){5}$"])],
+    "mixed_dataset": [("mixed_dataset", ["--runbooks", "{runbooks}", "--pyfaq", "{pyfaq}",
+                                         "--locomo", "{locomo}", "--out", "{mixed_out}"],
+                       [r": 5 memories of \d+-\d+ facts \(\d+\), \d+ episodes, 25 questions "
+                        r"\(0 locomo, 20 runbooks, 5 pyfaq\)$"])],
     "transport": [("transport", ["--facts", "500", "--calls", "2", "--clients", "1"],
                    [rf"^\| query_memory \| HTTP /mcp, 1 client \| \d+ \| {NUMBER} \| {NUMBER} \|$",
                     rf"^\| write_episode \| direct \(services\) \| \d+ \| {NUMBER} \| {NUMBER} \|$",
@@ -245,6 +250,7 @@ def inputs(tmp_path_factory) -> Iterator[dict[str, str]]:
     yield {"locomo": str(LOCOMO), "runbooks": str(runbooks), "pyfaq": str(pyfaq),
            "notes": str(notes),
            "pyfaq_html": str(PYFAQ_HTML), "pyfaq_out": str(folder / "pyfaq"),
+           "mixed_out": str(folder / "mixed"),
            "real_root": str(REAL_ROOT),
            "redis": urlunsplit(redis._replace(path=f"/{SCALE_REDIS_DB}")), "box": box}
     shutil.rmtree(box, ignore_errors=True)

@@ -71,3 +71,30 @@ def test_the_layout_migration_records_the_fingerprint_the_product_computes():
     shipped = importlib.import_module("memories.migrations.0021_fact_first_embedding_layout")
     assert shipped.TEXT_LAYOUT == reembedding.TEXT_LAYOUT
     assert shipped.fingerprint() == reembedding.model_fingerprint()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_context_words_migration_fills_what_a_write_stores(engine: Engine):
+    """An older box's facts get the context words a write stores now (memories/graph's
+    write and the migration's frozen statement agree)."""
+    talk = [person("Mel"), person("Caro")]
+    for session, turns in (("s1", ["the kiln broke", "we fire on Sunday", "bring the vases"]),
+                           ("s2", ["glazing takes patience", "paint them in June"])):
+        engine.write(session_id=session, entities=talk, assume_new=session == "s1", facts=[
+            fact("Mel", "Caro", f"said {session} {n}", f"Mel: {text}")
+            for n, text in enumerate(turns)])
+
+    def context_words() -> dict:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT id, context_vector::text FROM memories_fact")
+            return dict(cursor.fetchall())
+
+    written = context_words()
+    assert sum(1 for words in written.values() if words) == 3
+    try:
+        migrate(("memories", "0021_fact_first_embedding_layout"))
+        migrate(("memories", "0022_fact_context_words"))
+        assert context_words() == written
+    finally:
+        executor = MigrationExecutor(connection)
+        executor.migrate(executor.loader.graph.leaf_nodes())

@@ -59,3 +59,19 @@ def test_a_later_export_brings_the_sources_new_version_of_an_edge(alice, charlie
     left = Fact.objects.get(memory__account=charlie.account, fact="Alice left Acme for good")
     assert left.superseded_by.fact == "Alice returned to Acme"
     assert not imported(charlie.principal, exported(alice.principal)).changed
+
+
+def test_imported_facts_keep_the_context_words_of_their_episode(alice, charlie, filled):
+    from django.db import connection
+
+    def context_words(account) -> set[tuple]:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT f.fact, f.context_vector::text FROM memories_fact f "
+                           "JOIN memories_memory m ON m.id = f.memory_id WHERE m.account_id = %s",
+                           [account.pk])
+            return set(cursor.fetchall())
+
+    imported(charlie.principal, exported(alice.principal))
+
+    assert context_words(charlie.account) == context_words(alice.account)
+    assert any(words for _, words in context_words(charlie.account))
