@@ -48,17 +48,18 @@ def pool(row: dict) -> tuple[list[str], np.ndarray, np.ndarray]:
         hybrid.LEARNED_RANKING = saved
     features = hybrid.rank_features(hits, vector, recorded.text, recorded.mentioned)
     named = float(bool(recorded.mentioned))
-    x = np.array([[features[h.fact_id][n] for n in hybrid.RANK_WEIGHTS] for h in hits])
+    x = np.array([[features[h.fact_id][n] for n in hybrid.RANK_WEIGHTS] for h in hits],
+                 dtype=float).reshape(len(hits), len(hybrid.RANK_WEIGHTS))
     evidence = set(row["evidence"])
-    return ([str(h.fact_id) for h in hits], np.hstack([x, x * named]).reshape(len(hits), -1),
+    return ([str(h.fact_id) for h in hits], np.hstack([x, x * named]),
             np.array([str(h.fact_id) in evidence for h in hits], dtype=float))
 
 
 def fit(pools: list, lam: float = LAMBDA, iterations: int = 50) -> np.ndarray:
     """Weights minimizing the mean softmax loss of the pools plus lam/2 |w|^2."""
     usable = [(x, y) for _, x, y in pools if 0 < y.sum() < len(y)]
-    d = usable[0][0].shape[1]
-    share = 1 / len(usable)
+    d = pools[0][1].shape[1]
+    share = 1 / max(len(usable), 1)
 
     def loss(w):
         total, grad, hess = 0.5 * lam * w @ w, lam * w, lam * np.eye(d)
