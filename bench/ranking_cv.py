@@ -526,6 +526,15 @@ def per_kind(rows, grid, scores, sets, single, run, shipped, learned) -> dict:
         first = [scores[shipped][i] for i in index]
         print(f"{'':<12} held-out - rrf, paired: {mean(held) - mean(first):+.3f} +/- "
               f"{paired_se(held, first):.3f}")
+    from memories.search import hybrid
+
+    n = len(hybrid.RANK_WEIGHTS)
+    figures["weights"] = {name: (float(learned["final"][j]), float(learned["final"][j + n]))
+                          for j, name in enumerate(hybrid.RANK_WEIGHTS)}
+    print("\nthe learned order's weights fitted on every question (every query, added when "
+          "it names an entity; hybrid.RANK_WEIGHTS holds them rounded):")
+    for name, (alone, extra) in figures["weights"].items():
+        print(f"    {name!r}: ({alone:+.3f}, {extra:+.3f}),")
     return figures
 
 if __name__ == "__main__":

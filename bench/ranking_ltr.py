@@ -1,25 +1,20 @@
 """The learned order of the pool (memories.search.hybrid.RANK_WEIGHTS): fitted and
-cross-validated on ranking_cv's recording.
-
-    .venv/bin/python bench/ranking_ltr.py [--lam L]
+cross-validated on ranking_cv's recording (bench/ranking_cv.py runs it and prints the
+figures and the weights fitted on every question).
 
 Per question, every candidate of the pool (the union of the two lists fuse is handed)
-gets hybrid.rank_features, the product's own; a linear model scores them, its weights
-doubled for queries that name an entity of the memory (a weight for every query and one
-added when a name is found). The loss is the softmax over each question's pool of its
+gets hybrid.rank_features, the product's own; a linear model scores them, with two
+weights a feature: one for every query, one added when the query names an entity of the
+memory. The loss is the softmax over each question's pool of its
 evidence (ListNet with the evidence equally likely), every question counting the same,
 with an L2 penalty; fitted by Newton's method with a backtracking line search (numpy
 only: a few dozen weights, no package needed). Five folds, exactly bench/ranking_cv.py's
 (LoCoMo by conversation, the other sets by episode, a mixed question in its origin's
-fold): fitted on four, scored on the fifth. Prints per set the shipped ranking, held-out
-and in-sample recall@10 and the paired difference with its standard error, and the
-weights fitted on every question (what RANK_WEIGHTS holds). ranking_cv.py imports
-`cross_validate` for its per-kind table.
+fold): fitted on four, scored on the fifth.
 """
 
 from __future__ import annotations
 
-import argparse
 import math
 import sys
 from pathlib import Path
@@ -112,46 +107,3 @@ def cross_validate(rows: list[dict], fold: dict[int, int], folds: int = 5,
             "in_sample": {i: recall_at(p, final, rows[i]["evidence"])
                           for i, p in enumerate(pools)}}
 
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--lam", type=float, default=LAMBDA)
-    parser.add_argument("--data", type=Path, help="the LoCoMo conversations (default "
-                        "bench/locomo.py's dev set)")
-    args = parser.parse_args()
-    from bench.ranking_cv import fold_of, mean, paired_se, recall
-    from bench.ranking_cv_recording import COLLECTIONS, DEFAULT_SOURCES, DIALOGUE, recording
-
-    sources = DEFAULT_SOURCES | ({DIALOGUE: args.data} if args.data else {})
-    for name, collection in COLLECTIONS.items():
-        if collection.build:
-            collection.build(sources[name], sources)
-    rows, _ = recording(sources, again=False)
-    from memories.search import hybrid
-
-    sets = {name: [i for i, row in enumerate(rows) if row["set"] == name] for name in sources}
-    fold, _ = fold_of(rows, sets, sources)
-    run = cross_validate(rows, fold, lam=args.lam)
-    saved = hybrid.LEARNED_RANKING
-    hybrid.LEARNED_RANKING = False
-    try:
-        rrf = [recall([str(h.fact_id) for h in hybrid.fuse(
-            r["recorded"].vector, r["recorded"].text, 10, r["recorded"].mentioned)],
-            r["evidence"]) for r in rows]
-    finally:
-        hybrid.LEARNED_RANKING = saved
-    print(f"{'recall@10':<10} {'rrf':>6} {'held-out':>9} {'diff +/- se':>16} {'in-sample':>10}")
-    for name, index in sets.items():
-        held = [run["held"][i] for i in index]
-        base = [rrf[i] for i in index]
-        print(f"{name:<10} {mean(base):>6.3f} {mean(held):>9.3f} "
-              f"{mean(held) - mean(base):>+8.3f} +/- {paired_se(held, base):.3f} "
-              f"{mean(run['in_sample'][i] for i in index):>10.3f}")
-    n = len(hybrid.RANK_WEIGHTS)
-    print("weights fitted on every question (every query, added when it names an entity):")
-    for j, name in enumerate(hybrid.RANK_WEIGHTS):
-        print(f'    "{name}": ({run["final"][j]:+.3f}, {run["final"][j + n]:+.3f}),')
-
-
-if __name__ == "__main__":
-    main()

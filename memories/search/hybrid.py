@@ -83,7 +83,8 @@ MENTION_MASK_WEIGHT = 0.5
 # ten held 0.797: most of the loss was order inside the pool. Weights as (every query, added
 # when the query names an entity of the memory), fitted by bench/ranking_ltr.py (softmax
 # over each question's pool, L2 0.01, every question of the four sets counting the same)
-# on all of ranking_cv's recording after its five folds chose the form: held out, LoCoMo
+# on all of ranking_cv's recording after its five folds chose the form (bench/ranking_cv.py
+# prints them, and the figures; 2026-12-07): held out, LoCoMo
 # 0.797 -> 0.816 (+0.019 +/- 0.006, paired), runbooks 0.750 -> 0.788, pyfaq 0.824 -> 0.866,
 # mixed 0.945 -> 0.951 (docs/benchmarks.md, "Learned order"). False ranks by the
 # reciprocal-rank score alone (the bench's grid over the constants above does).
