@@ -6,7 +6,8 @@ own `fuse` on them with some of `memories.search.hybrid`'s constants set otherwi
 of fusion settings costs one server round per question instead of one per setting.
 Only the constants `fuse` reads can be varied this way (RRF_K, VECTOR_WEIGHT,
 TEXT_WEIGHT, ENTITY_WEIGHT, VECTOR_FLOOR, TEXT_COVERAGE_FLOOR, NEIGHBOUR_WEIGHT,
-NEIGHBOUR_SPAN); the candidate lists themselves (BM25, vectors, pool size) are fixed by
+NEIGHBOUR_SPAN, and LEARNED_RANKING: whether RANK_WEIGHTS order the pool); the candidate
+lists themselves (BM25, vectors, pool size) are fixed by
 the run that recorded them.
 """
 
@@ -16,7 +17,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 FUSION_CONSTANTS = ("RRF_K", "VECTOR_WEIGHT", "TEXT_WEIGHT", "ENTITY_WEIGHT", "VECTOR_FLOOR",
-                    "TEXT_COVERAGE_FLOOR", "NEIGHBOUR_WEIGHT", "NEIGHBOUR_SPAN")
+                    "TEXT_COVERAGE_FLOOR", "NEIGHBOUR_WEIGHT", "NEIGHBOUR_SPAN",
+                    "LEARNED_RANKING")
 
 
 @dataclass

@@ -56,6 +56,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench import ranking_ltr
 from bench.fusion import FUSION_CONSTANTS, refuse
 from bench.locomo import CATEGORIES
 from bench.ranking_cv_recording import COLLECTIONS, DEFAULT_SOURCES, DIALOGUE, recording
@@ -63,6 +64,10 @@ from bench.runbooks_quality import KINDS
 from bench.setup import CACHE
 
 SCORES = CACHE / "ranking_cv_scores.pickle"
+# The grid is the first stage alone: reciprocal-rank fusion without the learned order of
+# the pool (hybrid.LEARNED_RANKING), which bench/ranking_ltr.py fits and cross-validates
+# on the same folds (the per-kind table's shipped, held-out and in-sample columns).
+RRF_ONLY = {"LEARNED_RANKING": False}
 # 720 settings: textbook k = 60 and the region the earlier, wider grids (1,344 settings,
 # docs/benchmarks.md) chose in, widened where issue 42's choice sat on its edge (k below
 # 5, the text weight above 1.25, the neighbour weight above 0.1).
@@ -248,7 +253,7 @@ _WORK: tuple = ()
 def _score(job: tuple[str, dict[str, float]]) -> list[float]:
     name, setting = job
     search, fuse, rows = _WORK
-    return [recall(refuse(search, fuse, row["recorded"], setting), row["evidence"])
+    return [recall(refuse(search, fuse, row["recorded"], setting | RRF_ONLY), row["evidence"])
             for row in rows[name]]
 
 
@@ -261,7 +266,8 @@ def grid_scores(rows: list[dict], grid: list[dict], tokens: dict[str, str],
     from memories.search import hybrid as search
 
     fuse = search.fuse.inner if hasattr(search.fuse, "inner") else search.fuse
-    fixed = {name: getattr(search, name) for name in FUSION_CONSTANTS if name not in GRID}
+    fixed = {name: getattr(search, name) for name in FUSION_CONSTANTS
+             if name not in GRID and name not in RRF_ONLY}
     code = hashlib.sha256(inspect.getsource(search).encode() + repr(fixed).encode()).hexdigest()
     cached = pickle.loads(SCORES.read_bytes()) if SCORES.exists() else {}
     known = cached.get("sets", {}) if cached.get("code") == code else {}
@@ -365,6 +371,10 @@ def main() -> None:
                      for row in rows] for kind in ("text", "vector")}
     runs = {(goal, rule): cross_validate(scores, grid, sets, fold, single["vector"], goal, rule)
             for goal, rule in itertools.product(("guarded", "both"), ("simplest", "best"))}
+    fuse = search.fuse.inner if hasattr(search.fuse, "inner") else search.fuse
+    learned = ranking_ltr.cross_validate(rows, fold, FOLDS)
+    learned["shipped"] = [recall(refuse(search, fuse, row["recorded"], {}), row["evidence"])
+                          for row in rows]
 
     print(f"questions: {len(sets[DIALOGUE])} LoCoMo in {len(conversations)} conversations, "
           + ", ".join(f"{len(sets[name])} {name}" for name in sets if name != DIALOGUE)
@@ -373,7 +383,8 @@ def main() -> None:
           "(recall@10): " + ", ".join(
               f"{name} {a:.3f} = {b:.3f}" for name, (a, b) in
               replay(rows, sets, about, scores[shipped]).items()))
-    figures = report(rows, grid, scores, sets, fold, conversations, single, runs, shipped)
+    figures = report(rows, grid, scores, sets, fold, conversations, single, runs, shipped,
+                     learned)
     figures["sets"] = {name: {"questions": len(index), "path": str(sources[name]),
                               "recorded_with": about[name]["constants"]}
                        for name, index in sets.items()}
@@ -390,7 +401,8 @@ def replay(rows, sets, about, at_shipped: list[float]) -> dict[str, tuple[float,
     now = {name: getattr(search, name) for name in FUSION_CONSTANTS}
     out = {}
     for name, index in sets.items():
-        constants = about[name]["constants"]
+        # Recorded before the learned order: its constants rank by the first stage alone.
+        constants = RRF_ONLY | about[name]["constants"]
         again = (at_shipped[i] if constants == now else
                  recall(refuse(search, fuse, rows[i]["recorded"], constants), rows[i]["evidence"])
                  for i in index)
@@ -399,7 +411,8 @@ def replay(rows, sets, about, at_shipped: list[float]) -> dict[str, tuple[float,
     return out
 
 
-def report(rows, grid, scores, sets, fold, conversations, single, runs, shipped) -> dict:
+def report(rows, grid, scores, sets, fold, conversations, single, runs, shipped,
+           learned) -> dict:
     """Prints the folds of every objective and rule, the leading settings and the per-kind
     tables; returns the figures."""
     names = list(sets)
@@ -448,7 +461,8 @@ def report(rows, grid, scores, sets, fold, conversations, single, runs, shipped)
                   f"{on(shipped, index):.3f}, chosen in-sample {figures[name][n]['in_sample']:.3f}"
                   f", held-out {figures[name][n]['held_out']:.3f}")
     figures["grid"] = leading(grid, scores, sets, fold, conversations, shipped)
-    figures["kinds"] = per_kind(rows, grid, scores, sets, single, runs[DECIDING], shipped)
+    figures["kinds"] = per_kind(rows, grid, scores, sets, single, runs[DECIDING], shipped,
+                                learned)
     return figures
 
 
@@ -475,25 +489,30 @@ def leading(grid, scores, sets, fold, conversations, shipped) -> dict:
     return figures
 
 
-def per_kind(rows, grid, scores, sets, single, run, shipped) -> dict:
-    """recall@10 per question kind of every set: text and vector alone, the shipped
-    setting, and the deciding objective and rule held out and in-sample. Re-fuses nothing:
-    every figure is one the folds already scored."""
-    final = run["final"]
-    print(f"\nrecall@10 per question kind. shipped: the product's constants "
-          f"({label(grid[shipped])}); held-out and in-sample: `{'/'.join(DECIDING)}`, chosen "
-          f"per fold / on all five folds ({label(grid[final])})")
+def per_kind(rows, grid, scores, sets, single, run, shipped, learned) -> dict:
+    """recall@10 per question kind of every set: text and vector alone, the first stage
+    (reciprocal-rank fusion, the product's constants, and the deciding objective and rule
+    held out), the shipped ranking (the learned order, RANK_WEIGHTS as the product has
+    them), and the learned order held out (fitted on the other four folds) and in-sample
+    (fitted on all five)."""
+    print(f"\nrecall@10 per question kind. rrf: reciprocal-rank fusion alone, the product's "
+          f"constants ({label(grid[shipped])}); rrf-cv: `{'/'.join(DECIDING)}` held out; "
+          "shipped: the learned order of the pool (hybrid.RANK_WEIGHTS); held-out and "
+          "in-sample: its weights fitted on the other four folds / on all five "
+          "(bench/ranking_ltr.py)")
     columns = {"text": lambda i: single["text"][i], "vector": lambda i: single["vector"][i],
-               "shipped": lambda i: scores[shipped][i], "held_out": lambda i: run["held"][i],
-               "in_sample": lambda i: scores[final][i]}
+               "rrf": lambda i: scores[shipped][i], "rrf_cv": lambda i: run["held"][i],
+               "shipped": lambda i: learned["shipped"][i],
+               "held_out": lambda i: learned["held"][i],
+               "in_sample": lambda i: learned["in_sample"][i]}
     figures: dict = {}
     for name, index in sets.items():
         # Kinds in their usual order (LoCoMo's categories, runbooks' lexical kinds); others
         # (the FAQ's pages) in the order the questions bring them.
         kinds = sorted(dict.fromkeys(rows[i]["kind"] for i in index),
                        key=lambda k: KIND_ORDER.index(k) if k in KIND_ORDER else len(KIND_ORDER))
-        print(f"\n{name:<12} {'n':>4} {'text-only':>10} {'vector-only':>12} {'shipped':>8} "
-              f"{'held-out':>9} {'in-sample':>10}")
+        print(f"\n{name:<12} {'n':>4} {'text-only':>10} {'vector-only':>12} {'rrf':>6} "
+              f"{'rrf-cv':>7} {'shipped':>8} {'held-out':>9} {'in-sample':>10}")
         figures[name] = {}
         for kind in (*kinds, "overall"):
             group = [i for i in index if kind in ("overall", rows[i]["kind"])]
@@ -501,9 +520,22 @@ def per_kind(rows, grid, scores, sets, single, run, shipped) -> dict:
                 column: mean(value(i) for i in group) for column, value in columns.items()}
             row = figures[name][kind]
             print(f"{kind:<12} {len(group):>4} {row['text']:>10.3f} {row['vector']:>12.3f} "
-                  f"{row['shipped']:>8.3f} {row['held_out']:>9.3f} {row['in_sample']:>10.3f}")
-    return figures
+                  f"{row['rrf']:>6.3f} {row['rrf_cv']:>7.3f} {row['shipped']:>8.3f} "
+                  f"{row['held_out']:>9.3f} {row['in_sample']:>10.3f}")
+        held = [learned["held"][i] for i in index]
+        first = [scores[shipped][i] for i in index]
+        print(f"{'':<12} held-out - rrf, paired: {mean(held) - mean(first):+.3f} +/- "
+              f"{paired_se(held, first):.3f}")
+    from memories.search import hybrid
 
+    n = len(hybrid.RANK_WEIGHTS)
+    figures["weights"] = {name: (float(learned["final"][j]), float(learned["final"][j + n]))
+                          for j, name in enumerate(hybrid.RANK_WEIGHTS)}
+    print("\nthe learned order's weights fitted on every question (every query, added when "
+          "it names an entity; hybrid.RANK_WEIGHTS holds them rounded):")
+    for name, (alone, extra) in figures["weights"].items():
+        print(f"    {name!r}: ({alone:+.3f}, {extra:+.3f}),")
+    return figures
 
 if __name__ == "__main__":
     main()

@@ -19,6 +19,7 @@ them (bench/fusion.py and bench/ranking_cv.py set and hash its fusion constants 
 
 from __future__ import annotations
 
+import math
 import re
 import uuid
 from dataclasses import dataclass, field
@@ -75,6 +76,36 @@ NEIGHBOUR_SPAN = 2
 # its speaker's name), crowding out the facts that say what was asked. Chosen by the
 # cross-validation below (docs/benchmarks.md, "Ranking with the graph").
 MENTION_MASK_WEIGHT = 0.5
+# The order of the pool is a linear model over what fuse knows of each candidate
+# (rank_features): the reciprocal-rank score above is one of its inputs, beside the
+# cosine, BM25, coverage, ranks, the named entities, the episode neighbours and the place
+# in the episode. The union of the two lists held 0.93 of LoCoMo's evidence where the top
+# ten held 0.797: most of the loss was order inside the pool. Weights as (every query, added
+# when the query names an entity of the memory), fitted by bench/ranking_ltr.py (softmax
+# over each question's pool, L2 0.01, every question of the four sets counting the same)
+# on all of ranking_cv's recording after its five folds chose the form (bench/ranking_cv.py
+# prints them, and the figures; 2026-12-07): held out, LoCoMo
+# 0.797 -> 0.816 (+0.019 +/- 0.006, paired), runbooks 0.750 -> 0.788, pyfaq 0.824 -> 0.866,
+# mixed 0.945 -> 0.951 (docs/benchmarks.md, "Learned order"). False ranks by the
+# reciprocal-rank score alone (the bench's grid over the constants above does).
+LEARNED_RANKING = True
+RANK_WEIGHTS = {
+    "fused": (+1.127, +0.073),   # the reciprocal-rank score, over the pool's best
+    "vrrf": (+1.027, -0.659),    # the vector vote, (RRF_K + 1) / (RRF_K + rank)
+    "trrf": (+0.415, +0.202),    # the word vote, the same (0 under the coverage floor)
+    "cos": (+0.970, -0.156),     # cosine (0 if not in the vector list)
+    "cosgap": (-0.839, +0.174),  # the best cosine less this one (0.5 if not in the list)
+    "bm25": (+0.594, +0.717),    # BM25 over the word list's best
+    "cov": (+1.318, +0.475),     # coverage of the question's words
+    "both": (-0.585, -0.338),    # in both lists
+    "subj": (+0.846, +0.846),    # its source is an entity the query names
+    "obj": (-0.350, -0.350),     # its target is
+    "nbf": (+0.560, +0.551),     # the reciprocal-rank scores of its episode neighbours
+    "nbn": (-1.000, -0.231),     # how many of them are candidates, over 2 x NEIGHBOUR_SPAN
+    "pos": (-1.264, +0.244),     # log(1 + position in its episode) / 3
+    "lvr": (-1.366, +0.571),     # log(vector rank) / 4 (1.2 if not in the list)
+    "ltr": (-0.161, -0.564),     # log(word rank) / 4 (1.2 if not in the list)
+}
 
 
 @dataclass
@@ -85,6 +116,8 @@ class Hit:
     cosine: float | None = None
     bm25: float | None = None
     matched: list[str] = field(default_factory=list)
+    # What the pool is ordered by (LEARNED_RANKING); `fused` is the reciprocal-rank score.
+    score: float = 0.0
 
 @dataclass(frozen=True)
 class Mentions:
@@ -200,10 +233,66 @@ def fuse(
     # On equal fused scores the word match goes first: a first place in the word list is
     # right more often than one in the vector list (LoCoMo recall@1 0.349 against 0.218).
     ranked = sorted(hits.values(),
-                    key=lambda h: (-h.fused, h.bm25 is None, -(h.cosine or -1.0)))[:top_k]
+                    key=lambda h: (-h.fused, h.bm25 is None, -(h.cosine or -1.0)))
+    if LEARNED_RANKING:
+        features = rank_features(ranked, vector, text, mentioned)
+        named = bool(mentioned)
+        for hit in ranked:
+            hit.score = sum((alone + named * extra) * features[hit.fact_id][name]
+                            for name, (alone, extra) in RANK_WEIGHTS.items())
+        ranked.sort(key=lambda h: -h.score)  # stable: ties keep the order above
+    ranked = ranked[:top_k]
     for rank, hit in enumerate(ranked, start=1):
         hit.rank = rank
     return ranked
+
+
+def rank_features(hits: list[Hit], vector: list[Candidate], text: list[Candidate],
+                  mentioned) -> dict:
+    """Per hit of the pool (`hits`, fused; `vector` past the floor), what RANK_WEIGHTS
+    weighs, by name."""
+    k = RRF_K
+    vector_rank = {c.fact_id: p for p, c in enumerate(vector, start=1)}
+    text_rank = {c.fact_id: p for p, c in enumerate(text, start=1)}
+    candidate: dict = {}
+    for c in (*vector, *text):
+        candidate.setdefault(c.fact_id, c)
+    cosine = {c.fact_id: c.score for c in vector}
+    bm25 = {c.fact_id: c.score for c in text}
+    coverage = {c.fact_id: 1.0 if c.coverage is None else c.coverage for c in text}
+    best_cosine = max(cosine.values(), default=0.0)
+    best_bm25 = max(bm25.values(), default=1.0) or 1.0
+    fused = {h.fact_id: h.fused for h in hits}
+    best_fused = max(fused.values(), default=1.0) or 1.0
+    place = {(c.episode_id, c.position): c.fact_id
+             for c in candidate.values() if c.episode_id is not None}
+    offsets = [d for d in range(-NEIGHBOUR_SPAN, NEIGHBOUR_SPAN + 1) if d]
+    out = {}
+    for hit in hits:
+        i, c = hit.fact_id, candidate[hit.fact_id]
+        near = [place.get((c.episode_id, c.position + d)) for d in offsets] \
+            if c.episode_id is not None else []
+        near = [j for j in near if j is not None]
+        in_vector, in_text = i in vector_rank, i in text_rank
+        voted = in_text and coverage[i] >= TEXT_COVERAGE_FLOOR
+        out[i] = {
+            "fused": fused[i] / best_fused,
+            "vrrf": (k + 1) / (k + vector_rank[i]) if in_vector else 0.0,
+            "trrf": (k + 1) / (k + text_rank[i]) if voted else 0.0,
+            "cos": cosine.get(i, 0.0),
+            "cosgap": best_cosine - cosine[i] if in_vector else 0.5,
+            "bm25": bm25.get(i, 0.0) / best_bm25,
+            "cov": coverage.get(i, 0.0),
+            "both": float(in_vector and in_text),
+            "subj": float(c.source_id in mentioned),
+            "obj": float(c.target_id in mentioned),
+            "nbf": sum(fused[j] for j in near) / best_fused,
+            "nbn": len(near) / len(offsets),
+            "pos": math.log1p(c.position or 0) / 3,
+            "lvr": math.log(vector_rank[i]) / 4 if in_vector else 1.2,
+            "ltr": math.log(text_rank[i]) / 4 if in_text else 1.2,
+        }
+    return out
 
 
 def _add_neighbour_bonus(hits: dict[uuid.UUID, Hit], place: dict) -> None:

@@ -33,10 +33,11 @@ def test_refuse_changes_the_order_and_restores_the_constants():
 
     # "t" is first for words only; "v1" and "v2" lead the vector list.
     recorded = Recorded(_candidates("v1", "v2", "t"), _candidates("t", "v2"), set(), 3)
-    before = (search.RRF_K, search.TEXT_WEIGHT)
-    assert refuse(search, search.fuse, recorded, {"TEXT_WEIGHT": 3.0})[0] == "t"
-    assert refuse(search, search.fuse, recorded, {"TEXT_WEIGHT": 0.1})[0] == "v2"
-    assert before == (search.RRF_K, search.TEXT_WEIGHT)
+    before = (search.RRF_K, search.TEXT_WEIGHT, search.LEARNED_RANKING)
+    first_stage = {"LEARNED_RANKING": False}
+    assert refuse(search, search.fuse, recorded, {"TEXT_WEIGHT": 3.0} | first_stage)[0] == "t"
+    assert refuse(search, search.fuse, recorded, {"TEXT_WEIGHT": 0.1} | first_stage)[0] == "v2"
+    assert before == (search.RRF_K, search.TEXT_WEIGHT, search.LEARNED_RANKING)
     with pytest.raises(ValueError, match="BM25_K1"), constants(search, {"BM25_K1": 2.0}):
         pass
 

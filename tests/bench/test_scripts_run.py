@@ -20,7 +20,7 @@ Libraries, exercised through the scripts that import them:
 - corpus.py: engine_perf, metering, first_pass
 - setup.py: every script that starts a box
 - fusion.py: runbooks_quality, ranking_cv
-- ranking_cv_recording.py: ranking_cv
+- ranking_cv_recording.py, ranking_ltr.py: ranking_cv
 - notes_fusion.py: notes_quality
 - scale_corpus.py, scale_load.py: scale, scale_recall, portability
 - portability_scale.py: portability; portability_boxes.py (its --second-box, the long
@@ -67,7 +67,8 @@ TEST_ONLY = ("DJANGO_SETTINGS_MODULE", "ECHO_MEMORY_EMBEDDED_DATABASE_URL", "SEC
 SCALE_REDIS_DB = 13
 
 LIBRARIES = {"corpus", "setup", "fusion", "notes_fusion", "scale_corpus", "scale_load",
-             "portability_scale", "portability_boxes", "ranking_cv_recording", "real_text",
+             "portability_scale", "portability_boxes", "ranking_cv_recording", "ranking_ltr",
+             "real_text",
              "real_sources", "scale_real_load"}
 
 NUMBER = r"[\d.,]+"
@@ -117,15 +118,18 @@ RUNS: dict[str, list[tuple[str, list[str], list[str]]]] = {
                      r"25 mixed; 4 settings$",
                      r"^chosen on all five folds: k=",
                      r"^\s+runbooks\s+text \d\.\d{3}\s+vector \d\.\d{3}\s+hybrid: shipped",
-                     # The per-kind report: n, then text, vector, shipped, held-out, in-sample.
-                     r"^single-hop\s+\d+(\s+\d\.\d{3}){5}$",
-                     r"^paraphrase\s+\d+(\s+\d\.\d{3}){5}$",
-                     r"^general\s+5(\s+\d\.\d{3}){5}$"]),
+                     # The per-kind report: n, then text, vector, rrf, rrf-cv, shipped,
+                     # held-out, in-sample.
+                     r"^single-hop\s+\d+(\s+\d\.\d{3}){7}$",
+                     r"^paraphrase\s+\d+(\s+\d\.\d{3}){7}$",
+                     r"^general\s+5(\s+\d\.\d{3}){7}$",
+                     r"^\s+held-out - rrf, paired: [+-]\d\.\d{3} \+/- \d\.\d{3}$",
+                     r"^\s+'fused': \([+-]\d+\.\d{3}, [+-]\d+\.\d{3}\),$"]),
                    ("ranking_cv", ["--data", "{locomo}", "--pyfaq", "{pyfaq}", "--vary", "RRF_K",
                                    "--sets", "locomo", "pyfaq"],
                     [r"^from the recording: locomo, pyfaq$",
                      r"^questions: 20 LoCoMo in 5 conversations, 5 pyfaq; 4 settings$",
-                     r"^general\s+5(\s+\d\.\d{3}){5}$"])],
+                     r"^general\s+5(\s+\d\.\d{3}){7}$"])],
     "mixed_dataset": [("mixed_dataset", ["--runbooks", "{runbooks}", "--pyfaq", "{pyfaq}",
                                          "--locomo", "{locomo}", "--out", "{mixed_out}"],
                        [r": 5 memories of \d+-\d+ facts \(\d+\), \d+ episodes, 25 questions "

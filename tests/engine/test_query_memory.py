@@ -191,10 +191,14 @@ def test_a_query_that_matches_nothing_costs_nothing(engine):
     assert result["facts"] == [] and result["units"] == 0
 
 
-def test_on_equal_fused_scores_the_word_match_ranks_first():
+def test_on_equal_fused_scores_the_word_match_ranks_first(monkeypatch):
     import uuid
 
+    from memories.search import hybrid as search
     from memories.search.hybrid import Candidate, fuse
+
+    # The first stage's order (the learned order of the pool weighs it as one input).
+    monkeypatch.setattr(search, "LEARNED_RANKING", False)
 
     by_meaning, by_words = uuid.uuid4(), uuid.uuid4()
     ends = (uuid.uuid4(), uuid.uuid4())
@@ -266,6 +270,8 @@ def test_a_fact_next_to_good_matches_outranks_an_equally_scored_loner(monkeypatc
     def order():
         return [names.get(h.fact_id, "filler") for h in fuse(vector, text, top_k=20)]
 
+    # The first stage's order (the learned order weighs the neighbours on its own too).
+    monkeypatch.setattr(search, "LEARNED_RANKING", False)
     monkeypatch.setattr(search, "NEIGHBOUR_WEIGHT", 0.0)
     plain = order()
     assert plain.index("loner") < plain.index("answer")
@@ -333,3 +339,36 @@ def test_the_masked_vector_blends_in_only_when_the_query_names_an_entity():
     blended = hybrid.query_vector(plain, masked)
     assert np.isclose(np.linalg.norm(blended), 1.0)
     assert blended[0] > 0 and blended[1] > 0
+
+
+def test_the_pool_is_ordered_by_the_learned_weights_over_its_features():
+    import uuid
+
+    from memories.search import hybrid as search
+    from memories.search.hybrid import Candidate, fuse
+
+    subject, other, episode = uuid.uuid4(), uuid.uuid4(), uuid.uuid4()
+    ids = [uuid.uuid4() for _ in range(4)]
+    vector = [Candidate(ids[0], 0.7, other, other, None, episode, 0),
+              Candidate(ids[1], 0.6, subject, other, None, episode, 1),
+              Candidate(ids[2], 0.1, other, other, None, episode, 2)]  # under the floor
+    text = [Candidate(ids[3], 4.0, other, other, 0.5, uuid.uuid4(), 9),
+            Candidate(ids[1], 2.0, subject, other, 0.1, episode, 1)]  # under the coverage floor
+    hits = fuse(vector, text, top_k=10, mentioned={subject})
+    assert {h.fact_id for h in hits} == {ids[0], ids[1], ids[3]}
+    features = search.rank_features(sorted(hits, key=lambda h: -h.fused),
+                                    [c for c in vector if c.score >= search.VECTOR_FLOOR],
+                                    text, {subject})
+    second = features[ids[1]]
+    k = search.RRF_K
+    assert second["vrrf"] == pytest.approx((k + 1) / (k + 2))
+    assert second["trrf"] == 0.0 and second["cov"] == 0.1 and second["bm25"] == 0.5
+    assert second["both"] == 1.0 and second["subj"] == 1.0 and second["obj"] == 0.0
+    assert second["cosgap"] == pytest.approx(0.1) and second["nbn"] == 0.25
+    assert features[ids[3]]["cosgap"] == 0.5 and features[ids[3]]["lvr"] == 1.2
+    # The query names an entity: each weight is its own plus the one added for names.
+    for hit in hits:
+        assert hit.score == pytest.approx(sum(
+            (alone + extra) * features[hit.fact_id][name]
+            for name, (alone, extra) in search.RANK_WEIGHTS.items()))
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
