@@ -35,8 +35,8 @@ every vector whose text it still has.
 
 `embed --model int8` embeds with the int8 copy of the model that query_memory ranks waiting
 facts by (memories/search/embeddings.py: cosine to the float32 vectors 0.993 mean), into
-vectors-int8-NNNNN.npz: about twice the rate on a CPU with VNNI, so the million fits in
-one session. The product never stores such a vector as a settled one; for this bench they
+vectors-int8-NNNNN.npz: three times the rate on a CPU with VNNI (the million in 46
+minutes, niced beside other jobs), so it fits in one session. The product never stores such a vector as a settled one; for this bench they
 only stand in for real sentence vectors whose HNSW neighbours are compared with exact
 search over the same vectors. `vectors()` takes a text's float32 vector where the cache
 has one, and says how many rows came from the int8 copy.
@@ -443,7 +443,7 @@ def main() -> None:
     parser.add_argument("step", choices=["build", "embed"])
     parser.add_argument("--upto", type=int, default=None, help="embed only the first N rows")
     parser.add_argument("--model", choices=list(MODELS), default="float32",
-                        help="embed: the model copy (int8: about twice as fast with VNNI; "
+                        help="embed: the model copy (int8: about three times as fast with VNNI; "
                              "the module's docstring says what that changes)")
     parser.add_argument("--root", type=Path, default=None,
                         help="build: read the sources under this folder instead of / (a tree "
