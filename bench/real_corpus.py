@@ -38,8 +38,9 @@ facts by (memories/search/embeddings.py: cosine to the float32 vectors 0.993 mea
 vectors-int8-NNNNN.npz: three times the rate on a CPU with VNNI (the million in 46
 minutes, niced beside other jobs), so it fits in one session. The product never stores
 such a vector as a settled one; for this bench they only stand in for real sentence
-vectors whose HNSW neighbours are compared with exact search over the same vectors. `vectors()` takes a text's float32 vector where the cache
-has one, and says how many rows came from the int8 copy.
+vectors whose HNSW neighbours are compared with exact search over the same vectors.
+`vectors()` takes a text's float32 vector where the cache has one, and says how many rows
+came from the int8 copy.
 """
 
 from __future__ import annotations
