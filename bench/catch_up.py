@@ -2,6 +2,7 @@
 catches up, beside the same questions once it has (issue 42).
 
     .venv/bin/python bench/catch_up.py [--data PATH] [--limit-conversations N]
+                                       [--variant LABEL[:NAME=VALUE,...]]... [--rounds N]
                                        [--json FILE]
 
 The single box as shipped: a fresh home (embedded PostgreSQL in a temp dir), served by
@@ -20,14 +21,19 @@ between calls.
    each, this process reads how many facts of the box still wait for their vector.
 3. The indexer's drain: seconds from the last write's acknowledgement until nothing
    waits (questions running beside it).
-4. Settled: the server is restarted (so that it embeds every question again, as it did
-   the first time) and asked the same questions in the same order, nothing waiting.
+4. Settled: the same questions in the same order, on the same server, nothing waiting.
+   Each is sent with a space after it: the server keeps the vectors of the questions it
+   has embedded by their text, and so embeds each again, as the first time (the
+   tokenizer drops the space: the same vector).
 
-Both servers get the same warm-up first (a few questions on a small memory of their own,
-while its facts wait and once they are settled). Printed: p50 / p95 / max latency and
-hybrid recall@10 of the immediate and the settled run side by side (and of the immediate
-questions that met facts still waiting in their memory), and the latency by how many
-facts still waited in the box when the question was asked.
+--variant runs more servers, each with its own overrides (bench/locomo.py's --set, or
+ECHO_MEMORY_* variables), one after another on the same box, each writing the
+conversations anew and asking at once (the settled run is the first's). Every server gets
+the same warm-up first (a few questions on a small memory of its own, while its facts
+wait and once they are settled). Printed: p50 / p95 / max latency and hybrid recall@10 of
+each immediate run and of the settled run side by side (and of the immediate questions
+that met facts still waiting in their memory), the drain, the load average, and the
+latency by how many facts still waited in the box when the question was asked.
 """
 
 from __future__ import annotations
@@ -109,18 +115,22 @@ def memory_name(sample: dict) -> str:
 
 
 def ask(client: Client, http, questions: list[dict], dia_by_fact: dict[str, dict[str, str]],
-        *, until_drained_from: float | None = None) -> tuple[list[dict], float | None]:
+        *, until_drained_from: float | None = None, again: bool = False
+        ) -> tuple[list[dict], float | None]:
     """Each question once, in order: its latency, recall@10 and what waited when asked.
     With `until_drained_from`, also the seconds from that moment to the first question
-    asked with nothing waiting in the box (None if the questions ran out first)."""
+    asked with nothing waiting in the box (None if the questions ran out first). `again`:
+    each question with a space after it, so that the server, which keeps the vectors of
+    the questions it has embedded by their text, embeds it again (the tokenizer drops
+    the space: the same vector)."""
     asked, drained = [], None
     for question in questions:
         waiting = box_waiting()
         if until_drained_from is not None and drained is None and waiting == 0:
             drained = time.perf_counter() - until_drained_from
         seconds, result = client.call(http, "query_memory", {
-            "scope": "shared", "memory": question["memory"], "query": question["question"],
-            "top_k": 10})
+            "scope": "shared", "memory": question["memory"],
+            "query": question["question"] + (" " if again else ""), "top_k": 10})
         reply = result["structuredContent"]
         dia = dia_by_fact[question["conversation"]]
         ranked = [dia.get(fact["fact_id"], "") for fact in reply["facts"]]
@@ -129,17 +139,16 @@ def ask(client: Client, http, questions: list[dict], dia_by_fact: dict[str, dict
     return asked, drained
 
 
-def warm_up(client: Client, http, memory: str, *, write_first: bool) -> None:
+def warm_up(client: Client, http, memory: str) -> None:
     """The same first calls on every server: its first queries pay for sessions, caches and
     the int8 model's first run, the bench's should not."""
-    if write_first:
-        client.call(http, "write_episode", {
-            "scope": "shared", "memory": memory, "assume_new": True,
-            "session_id": "warm-up", "entities": [{"name": "Robin", "type": "person"},
-                                                  {"name": "Sam", "type": "person"}],
-            "facts": [{"source": "Robin", "target": "Sam", "relation_type": f"said w{i}",
-                       "fact": text, "confidence": "extracted"}
-                      for i, text in enumerate(WARM_FACTS)]})
+    client.call(http, "write_episode", {
+        "scope": "shared", "memory": memory, "assume_new": True,
+        "session_id": "warm-up", "entities": [{"name": "Robin", "type": "person"},
+                                              {"name": "Sam", "type": "person"}],
+        "facts": [{"source": "Robin", "target": "Sam", "relation_type": f"said w{i}",
+                   "fact": text, "confidence": "extracted"}
+                  for i, text in enumerate(WARM_FACTS)]})
     for question in WARM_QUESTIONS:
         client.call(http, "query_memory", {"scope": "shared", "memory": memory,
                                            "query": question, "top_k": 10})
@@ -183,6 +192,10 @@ class Server:
                "ECHO_MEMORY_RATE_LIMIT_PER_MINUTE": "100000000"}
         for variable in ("DJANGO_SETTINGS_MODULE", "REDIS_URL", "CELERY_BROKER_URL"):
             env.pop(variable, None)
+        # ECHO_MEMORY_* assignments go to the server's environment, the rest to its modules.
+        variables = dict(o.split("=", 1) for o in overrides if o.startswith("ECHO_MEMORY_"))
+        env.update(variables)
+        overrides = [o for o in overrides if not o.startswith("ECHO_MEMORY_")]
         argv = ([sys.executable, "-c", SERVE_WITH_OVERRIDES, json.dumps(overrides)]
                 if overrides else [ECHO_MEMORY])
         self.process = start_process([*argv, "serve", "--port", str(self.port), "--workers",
@@ -217,7 +230,7 @@ def catch_up(home: Path, key: str, samples: list[dict], run: dict) -> dict:
     server = Server(home, key, run["name"], run["overrides"])
     try:
         with server.client.http() as http:
-            warm_up(server.client, http, run["warm"], write_first=True)
+            warm_up(server.client, http, run["warm"])
             started = time.perf_counter()
             dia_by_fact, calls = {}, 0
             for sample in samples:
@@ -234,30 +247,22 @@ def catch_up(home: Path, key: str, samples: list[dict], run: dict) -> dict:
             if drained is None:
                 wait_drained(run["drain_timeout"])
                 drained = time.perf_counter() - written
+            log(f"{run['label']}: drained {drained:.1f} s after the write")
+            settled = None
+            if run["settled"]:
+                log("asking again, settled")
+                settled, _ = ask(server.client, http, questions, dia_by_fact, again=True)
+                settled = {"rows": settled, "load": os.getloadavg()[0]}
     finally:
         server.stop()
-    log(f"{run['label']}: drained {drained:.1f} s after the write")
-    return {"rows": rows, "drained": drained, "load": load, "questions": questions,
-            "dia_by_fact": dia_by_fact, "calls": calls, "write_seconds": written - started,
+    return {"rows": rows, "drained": drained, "load": load, "settled": settled,
+            "calls": calls, "write_seconds": written - started,
             "facts": sum(map(len, dia_by_fact.values()))}
 
 
-def settled(home: Path, key: str, first: dict) -> tuple[list[dict], float]:
-    """The first run's questions again, on its memories, nothing waiting, on a new server as
-    shipped (so that it embeds each question again)."""
-    server = Server(home, key, "settled", [])
-    try:
-        with server.client.http() as http:
-            warm_up(server.client, http, first["warm"], write_first=False)
-            rows, _ = ask(server.client, http, first["result"]["questions"],
-                          first["result"]["dia_by_fact"])
-            return rows, os.getloadavg()[0]
-    finally:
-        server.stop()
-
-
-def report(args, runs: list[dict], settled_rows: list[dict], settled_load: float) -> None:
+def report(args, runs: list[dict]) -> None:
     first = runs[0]["result"]
+    settled_rows, settled_load = first["settled"]["rows"], first["settled"]["load"]
     print(f"\nRight after a write of {first['facts']:,} facts ({len(args.samples)} LoCoMo "
           f"conversations, {first['calls']} write_episode calls over /mcp in "
           f"{first['write_seconds']:.1f} s), {len(settled_rows)} questions at once, one "
@@ -305,7 +310,8 @@ def main() -> None:
     parser.add_argument("--variant", action="append", default=[],
                         metavar="LABEL[:module.NAME=VALUE,...]",
                         help="a server with these overrides (bench/locomo.py's --set, e.g. "
-                             "search.query_turns.GIVE_WAY_SECONDS=0); several are run one "
+                             "search.query_turns.GIVE_WAY_SECONDS=0, or an ECHO_MEMORY_* "
+                             "variable for its environment); several are run one "
                              "after another, each writing the conversations anew; default: "
                              "one, as shipped")
     parser.add_argument("--rounds", type=int, default=1,
@@ -326,6 +332,7 @@ def main() -> None:
             n = len(runs)
             runs.append({"label": label if args.rounds == 1 else f"{label} ({round_ + 1})",
                          "overrides": overrides, "name": f"run{n}", "prefix": f"r{n}-",
+                         "settled": n == 0,
                          "warm": f"{WARM_MEMORY}-{n}", "drain_timeout": args.drain_timeout})
     home = fresh_instance(indexing="manual")  # this process never indexes: the server does
     from django.contrib.auth import get_user_model
@@ -344,12 +351,10 @@ def main() -> None:
     for run in runs:
         log(f"{run['label']}: serving the box")
         run["result"] = catch_up(home, key, args.samples, run)
-    log("asking again, settled, on a new server")
-    settled_rows, settled_load = settled(home, key, runs[0])
-    report(args, runs, settled_rows, settled_load)
+    report(args, runs)
     if args.json:
         args.json.write_text(json.dumps({
-            "settled": settled_rows,
+            "settled": runs[0]["result"]["settled"]["rows"],
             **{run["label"]: {k: run["result"][k] for k in ("rows", "drained", "facts")}
                for run in runs}}, indent=1))
 
