@@ -255,8 +255,14 @@ def apply_overrides(assignments: list[str]) -> None:
             continue
         module = importlib.import_module(f"memories.{module_name}")
         current = getattr(module, name)
-        # A tuple of weights is written as Python writes it: first_pass.CONTEXT_WEIGHTS=0.5,0.25
-        value = tuple(ast.literal_eval(raw)) if isinstance(current, tuple) else type(current)(raw)
+        # A tuple of weights is written as Python writes it: first_pass.CONTEXT_WEIGHTS=0.5,0.25;
+        # a flag as True or False (bool("False") would be true).
+        if isinstance(current, tuple):
+            value = tuple(ast.literal_eval(raw))
+        elif isinstance(current, bool):
+            value = ast.literal_eval(raw) is True
+        else:
+            value = type(current)(raw)
         setattr(module, name, value)
         print(f"override: memories.{target} = {getattr(module, name)!r}", file=sys.stderr)
 

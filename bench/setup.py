@@ -81,11 +81,11 @@ class CachedEmbedder:
             self.store = dict(zip(data["keys"].tolist(), data["vectors"], strict=True))
         self.misses = 0
 
-    def embed(self, texts):
+    def embed(self, texts, *, bulk: bool = False):
         keys = [hashlib.blake2b(t.encode(), digest_size=12).hexdigest() for t in texts]
         missing = [i for i, k in enumerate(keys) if k not in self.store]
         if missing:
-            vectors = self.inner.embed([texts[i] for i in missing])
+            vectors = self.inner.embed([texts[i] for i in missing], bulk=bulk)
             for i, vector in zip(missing, vectors, strict=True):
                 self.store[keys[i]] = vector
             self.misses += len(missing)

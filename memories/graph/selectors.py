@@ -25,7 +25,7 @@ from echomem.errors import NotFound, ValidationFailed
 from memories.core import metering
 from memories.core.scopes import partition_for
 from memories.models import Fact, Memory
-from memories.search import candidates, freshness, indexing
+from memories.search import candidates, freshness, indexing, query_turns
 from memories.search import hybrid as search
 from memories.search.embeddings import get_embedder
 from memories.search.window import Window
@@ -169,6 +169,8 @@ def fact_views(ids: list) -> dict[Any, dict[str, Any]]:
         return {row[0]: _view(row[1:]) for row in cursor.fetchall()}
 
 
+# The indexer thread of this process lets a running query go first (query_turns.py).
+@query_turns.queries_first
 def query_memory(principal: Principal, *, scope: str, query: str = "", top_k: int = 10,
                  digest: bool = False, include_superseded: bool = False,
                  as_of: datetime | None = None, valid_as_of: datetime | None = None,

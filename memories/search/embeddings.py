@@ -52,8 +52,9 @@ class Embedder(Protocol):
 
     dimensions: int
 
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """Return a float32 array of shape (len(texts), dimensions), rows L2-normalized."""
+    def embed(self, texts: Sequence[str], *, bulk: bool = False) -> np.ndarray:
+        """Return a float32 array of shape (len(texts), dimensions), rows L2-normalized.
+        `bulk`: the indexer's work however few the texts (its short turns, query_turns.py)."""
         ...
 
     def embed_quick(self, texts: Sequence[str]) -> np.ndarray:
@@ -237,9 +238,9 @@ class OnnxMiniLMEmbedder(_MiniLMBase):
                     self._bulk = self._new_session(self.threads)
         return self._bulk
 
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
+    def embed(self, texts: Sequence[str], *, bulk: bool = False) -> np.ndarray:
         out, batches = self._batches(texts)
-        session = self._small if len(out) <= _SMALL_CALL else self._bulk_session()
+        session = self._small if len(out) <= _SMALL_CALL and not bulk else self._bulk_session()
         for rows, input_ids, mask in batches:
             feed = {"input_ids": input_ids, "attention_mask": mask}
             out[rows] = session.run(["embedding"], feed)[0]

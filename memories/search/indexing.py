@@ -8,11 +8,15 @@ by words (its tsvector is a generated column), only not by meaning. Where it run
 - `celery`: a Celery task on the workers (the default when a broker is configured);
 - `manual`: nothing is scheduled; `echo-memory index` (e.g. from cron) catches up.
 
-Two things keep a fresh fact findable by meaning whatever the backlog:
+Three things keep a fresh fact findable by meaning, and fast to ask about, whatever the
+backlog:
 
 - Fair turns: the queue is one per (memory, partition). Each batch takes a share from
   every queue that waits, oldest queue first, so one tenant's bulk import costs another
   tenant's single fact at most one batch's wait, not the whole backlog.
+- Queries first (the `thread` mode): the thread embeds a batch in short turns and begins
+  each only once no query of its process runs (query_turns.py), so a question asked while
+  it catches up does not share the two cores with a whole batch.
 - Read-your-writes: a waiting fact is searched by its first-pass vector, and
   `rescore_waiting`, called by query_memory, embeds the query's best waiting candidates
   on the spot (bounded in facts and seconds) with the indexer's context on an int8 copy of
@@ -155,8 +159,8 @@ def partition_counts(memory_id: int, partition: str) -> tuple[int, int]:
         return pending, indexed
 
 
-def _index_batch(size: int) -> int:
-    return _index_facts(size) or _index_notes(size)
+def _index_batch(size: int, *, give_way: bool = False) -> int:
+    return _index_facts(size, give_way=give_way) or _index_notes(size)
 
 
 # Every (memory, partition) with waiting facts, by a skip scan of fact_index_queue (one
@@ -200,11 +204,12 @@ def _share(size: int, queues: int) -> int:
     return max(1, min(size // queues, size // SHARED_BATCH_PARTS))
 
 
-def _index_facts(size: int) -> int:
+def _index_facts(size: int, *, give_way: bool = False) -> int:
     """One batch: up to `size` facts, an equal share from each waiting queue.
 
     A queue with fewer waiting facts than its share leaves the batch smaller rather than
-    making the others wait for a second pass.
+    making the others wait for a second pass. `give_way`: embedded in turns that let this
+    process's queries go first (query_turns.py).
     """
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(WAITING_QUEUES, [size])
@@ -216,13 +221,8 @@ def _index_facts(size: int) -> int:
         rows = cursor.fetchall()
         if not rows:
             return 0
-        _embed_and_store(cursor, rows)
+        _embed_and_store(cursor, rows, give_way=give_way)
     return len(rows)
-
-
-
-
-
 
 
 def _index_notes(size: int) -> int:
@@ -345,7 +345,8 @@ class _Background(threading.Thread):
             self._wake.clear()
             left = True
             try:
-                while not self._stopping.is_set() and _index_batch(BATCH_SIZE):
+                while not self._stopping.is_set() and _index_batch(BATCH_SIZE,
+                                                                    give_way=True):
                     pass
                 left = _anything_waiting()
             except Exception:

@@ -10,7 +10,7 @@ import json
 from django.conf import settings
 
 from memories.models import TEXT_SEARCH_CONFIG
-from memories.search import note_words, vector_params
+from memories.search import note_words, query_turns, vector_params
 from memories.search.embeddings import get_embedder
 from memories.search.note_text import note_head
 
@@ -39,10 +39,14 @@ def _context_facts() -> int:
     return settings.ECHO_MEMORY_EMBED_CONTEXT
 
 
-def _embed_and_store(cursor, rows: list[tuple]) -> None:
+def _embed_and_store(cursor, rows: list[tuple], *, give_way: bool = False) -> None:
     """Vectors (with context) and word statistics for claimed (id, search_text, episode_id,
-    position) rows: what the indexer stores."""
-    vectors = get_embedder().embed(_texts_with_context(cursor, rows))
+    position) rows: what the indexer stores. `give_way`: embed in turns that let this
+    process's queries go first (the indexer thread's, query_turns.py)."""
+    texts = _texts_with_context(cursor, rows)
+    embedder = get_embedder()
+    vectors = (query_turns.in_turns(texts, lambda turn: embedder.embed(turn, bulk=True))
+               if give_way else embedder.embed(texts))
     ids = [row[0] for row in rows]
     store_embeddings(cursor, "memories_fact", ids, vectors)
     count_terms(cursor, ids)

@@ -7,7 +7,8 @@ and print its figures (a named line or table row, not just any output). The figu
 themselves are not checked: at these sizes they mean nothing.
 
 Scripts run here: engine_perf, metering, storage (with --backup), freshness,
-first_pass (all three parts), first_pass_mixed, locomo, runbooks_quality,
+first_pass (all three parts), first_pass_mixed, locomo, catch_up (LoCoMo over /mcp right
+after the write and settled, two `serve` processes), runbooks_quality,
 notes_quality, ranking_cv (recording, then on its recording alone), mixed_dataset, transport,
 scale then scale_recall on the box scale kept, portability (LoCoMo, runbooks and histories
 copied twice; two tiny scale sizes), the two dataset checks notes_dataset and
@@ -103,6 +104,13 @@ RUNS: dict[str, list[tuple[str, list[str], list[str]]]] = {
                 [r"^LoCoMo retrieval: 5 conversations, 30 turns, 20 questions",
                  r"^overall\s+20(\s+\d\.\d{3}){12}$",
                  r"^overall recall@10: text \d\.\d{3}, vector \d\.\d{3}, hybrid \d\.\d{3}$"])],
+    "catch_up": [("catch_up", ["--data", "{locomo}"],
+                  [r"^Right after a write of 30 facts \(5 LoCoMo conversations, ",
+                   r"^\| immediate, as shipped \| 20 \| \d+ \| \d\.\d{3} \| \d+ \| \d+ \| \d+ "
+                   rf"\| {NUMBER} \| {NUMBER} \|$",
+                   r"^\| settled \| 20 \| 0 \| \d\.\d{3} \| \d+ \| \d+ \| \d+ \| \| ",
+                   r"^as shipped: recall@10 immediate - settled [+-]\d\.\d{3}; the indexer "
+                   rf"drained {NUMBER} s after"])],
     "runbooks_quality": [("runbooks_quality", ["--data", "{runbooks}"],
                           [r"^Operations records: 40 facts, 20 questions;",
                            r"^overall\s+20(\s+\d\.\d{3}){12}$"])],

@@ -32,8 +32,8 @@ def indexer_thread(settings, monkeypatch):
     batches: list[int] = []
     index_batch = indexing._index_batch
 
-    def watched(size: int) -> int:
-        done = index_batch(size)
+    def watched(size: int, **options) -> int:
+        done = index_batch(size, **options)
         batches.append(done)
         return done
 
@@ -87,9 +87,9 @@ def test_a_write_landing_as_a_pass_finds_the_queue_empty_is_indexed(
     found_empty, written = threading.Event(), threading.Event()
     index_batch = indexing._index_batch  # the watched one
 
-    def pausing_when_empty(size: int) -> int:
+    def pausing_when_empty(size: int, **options) -> int:
         """Between "nothing left" and the pass ending, the next write commits and wakes."""
-        done = index_batch(size)
+        done = index_batch(size, **options)
         if not done and not found_empty.is_set():
             found_empty.set()
             written.wait(30)
@@ -119,11 +119,11 @@ def test_an_indexer_thread_that_died_is_started_again_by_the_next_write(
     index_batch = indexing._index_batch  # the watched one
     died = threading.Event()
 
-    def fatal_once(size: int) -> int:
+    def fatal_once(size: int, **options) -> int:
         if not died.is_set():
             died.set()
             raise Fatal("the thread's loop ends here")
-        return index_batch(size)
+        return index_batch(size, **options)
 
     monkeypatch.setattr(indexing, "_index_batch", fatal_once)
     first = write_one(engine, "Alice lent Bob her bicycle")  # wakes the thread: it dies
