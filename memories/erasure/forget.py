@@ -2,7 +2,8 @@
 
 One transaction: the rows go (vectors and full-text vectors are columns of them), the
 facts written just after a forgotten one in its episode lose its words from their context
-words (Fact.context_vector), the word statistics lose their words, recall saves of the
+words (Fact.context_vector) and go back to the indexer to be embedded without it (their
+vectors were made with its text), the word statistics lose their words, recall saves of the
 facts go, and the text leaves the audit trail through the erasure that deleting a memory
 uses (audit/erase.py): the
 events that carry it are erased in place, and one `memory.forgotten` event lists their
@@ -29,6 +30,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from django.db import connection, transaction
@@ -42,7 +44,7 @@ from memories.core.scopes import partition_for
 from memories.graph.selectors import memory_for
 from memories.models import Entity, Episode, Fact, Memory, Note, NoteVersion, RecallSave
 from memories.notes.selectors import id_range
-from memories.search import note_words, storing
+from memories.search import indexing, note_words, storing
 
 
 @dataclass(frozen=True)
@@ -72,6 +74,7 @@ def forget(principal: Principal, *, scope: str, memory: str | None = None,
         entity_ids = _entities_to_forget(graph, partition, named, fact_ids)
         with connection.cursor() as cursor:
             storing.uncount_terms(cursor, fact_ids)
+            followers = storing.followers(cursor, fact_ids)
         counted = {
             "recall_saves": RecallSave.objects.filter(fact_id__in=fact_ids).count(),
             "note_versions": NoteVersion.objects.filter(note_id__in=note_ids).count(),
@@ -82,8 +85,12 @@ def forget(principal: Principal, *, scope: str, memory: str | None = None,
                              .values_list("episode_id", flat=True).distinct())
         Fact.objects.filter(pk__in=fact_ids).only("id").delete()
         with connection.cursor() as cursor:
-            # The facts written after a forgotten one held its words as their context.
+            # The facts written after a forgotten one held its words as their context, and
+            # their vectors were made with its text.
             storing.fill_context_vectors(cursor, episodes_left)
+            storing.embed_again(cursor, followers)
+        if followers:
+            transaction.on_commit(partial(indexing.schedule, followers))
         _delete_entities(entity_ids)
         Episode.objects.filter(pk__in=named.episodes).only("id").delete()
         Note.objects.filter(pk__in=note_ids).only("id").delete()

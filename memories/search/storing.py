@@ -10,7 +10,7 @@ import json
 from django.conf import settings
 
 from memories.models import TEXT_SEARCH_CONFIG
-from memories.search import note_words, query_turns, vector_params
+from memories.search import first_pass, note_words, query_turns, vector_params
 from memories.search.embeddings import get_embedder
 from memories.search.note_text import note_head
 
@@ -184,3 +184,48 @@ def with_context(text: str, context: str | None) -> str:
     the reply's own words past the cut. Vectors alone, recall@10: LoCoMo 0.576 to 0.627,
     runbooks 0.705 to 0.774 (docs/benchmarks.md, "Ranking with the graph")."""
     return f"{text} {context}" if context else text
+
+
+def followers(cursor, fact_ids: list) -> list:
+    """The facts embedded with one of these as context (up to _context_facts() positions
+    after it in its episode), these excluded: what forgetting them must embed again."""
+    if not fact_ids or not _context_facts():
+        return []
+    cursor.execute(
+        "SELECT DISTINCT f.id FROM memories_fact gone JOIN memories_fact f "
+        "ON f.episode_id = gone.episode_id "
+        "AND f.position BETWEEN gone.position + 1 AND gone.position + %(context)s "
+        "WHERE gone.id = ANY(%(gone)s) AND NOT f.id = ANY(%(gone)s)",
+        {"context": _context_facts(), "gone": list(fact_ids)})
+    return [row[0] for row in cursor.fetchall()]
+
+
+def embed_again(cursor, ids: list) -> None:
+    """Sends these facts back to the indexer, as if just written: out of the word
+    statistics (count_terms adds them again when they are indexed), the settled vector
+    cleared and the first-pass one made from the context the table holds now. A vector is
+    not text, but it was made from the text beside it: one made with a forgotten fact would
+    keep that fact findable by meaning."""
+    if not ids:
+        return
+    uncount_terms(cursor, ids)
+    cursor.execute(
+        "SELECT e.id, e.search_text, e.position, e.episode_id FROM memories_fact e "
+        "WHERE e.episode_id IN (SELECT episode_id FROM memories_fact WHERE id = ANY(%s)) "
+        "ORDER BY e.episode_id, e.position", [list(ids)])
+    episodes: dict = {}
+    for fact_id, text, position, episode_id in cursor.fetchall():
+        episodes.setdefault(episode_id, []).append((fact_id, text, position))
+    wanted = set(ids)
+    chosen, vectors = [], []
+    for rows in episodes.values():
+        fresh = first_pass.halfvecs([text for _, text, _ in rows], [p for _, _, p in rows])
+        for (fact_id, _, _), vector in zip(rows, fresh, strict=True):
+            if fact_id in wanted:
+                chosen.append(fact_id)
+                vectors.append(vector)
+    cursor.execute(
+        "UPDATE memories_fact f SET embedding = NULL, first_pass_embedding = v.vector, "
+        "first_pass_from_model = false "
+        "FROM unnest(%s::uuid[], %s::halfvec[]) AS v(id, vector) WHERE f.id = v.id",
+        [chosen, vectors])

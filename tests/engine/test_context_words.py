@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import uuid
 
+import numpy as np
 import pytest
 from django.db import connection
 
@@ -14,6 +15,7 @@ from memories.erasure.forget import forget
 from memories.graph.selectors import memory_for
 from memories.models import Fact
 from memories.search import candidates, storing
+from memories.search.embeddings import get_embedder
 from memories.search.window import Window
 from tests.factories import Engine, fact, person
 
@@ -107,3 +109,63 @@ def test_the_context_follows_the_setting_the_vectors_use(engine, settings, conte
         fact("Mel", "Caro", "said 3", "Mel: third"), fact("Caro", "Mel", "said 4", "Caro: fourth")])
     last = written["edges_created"][-1]["fact_id"]
     assert _context_words(last) == ({"caro", "mel", "second", "third"} if context else set())
+
+
+def test_forgetting_a_fact_embeds_the_facts_after_it_again_without_it(engine):
+    written = engine.write(session_id="s1", entities=TALK, assume_new=True, facts=[
+        fact("Mel", "Caro", "said 1", "Mel: the locker code is zanzibar"),
+        fact("Caro", "Mel", "said 2", "Caro: noted, I keep the spare key"),
+        fact("Mel", "Caro", "said 3", "Mel: thanks"),
+        fact("Caro", "Mel", "said 4", "Caro: see you at the pool"),
+        fact("Mel", "Caro", "said 5", "Mel: bring the towels")])
+    engine.index()
+    ids = [uuid.UUID(edge["fact_id"]) for edge in written["edges_created"]]
+    settled = {row.pk: row for row in Fact.objects.filter(pk__in=ids)}
+    counted = _statistics()
+    words = [_words(i) for i in ids[:3]]
+
+    forget(engine.principal, scope="shared", facts=[ids[0]])
+
+    waiting = {row.pk: row for row in Fact.objects.filter(pk__in=ids[1:])}
+    # The two facts embedded with the forgotten one wait for the indexer again, found
+    # meanwhile by a first-pass vector of what is left; the others keep their vectors.
+    assert [waiting[i].embedding is None for i in ids[1:]] == [True, True, False, False]
+    assert all(waiting[i].first_pass_embedding is not None for i in ids[1:3])
+    # Out of the word statistics until the indexer counts them again.
+    assert _statistics() == (counted[0] - 3, counted[1] - sum(words))
+    engine.index()
+
+    after = {row.pk: row for row in Fact.objects.filter(pk__in=ids[1:])}
+    texts = [settled[i].search_text for i in ids]
+    expected = get_embedder().embed([storing.with_context(texts[1], None),
+                                     storing.with_context(texts[2], texts[1])])
+    for fact_id, vector in zip(ids[1:3], expected, strict=True):
+        assert _cosine(after[fact_id].embedding, vector) > 0.999
+        assert _cosine(after[fact_id].embedding, settled[fact_id].embedding) < 0.99
+        assert after[fact_id].first_pass_embedding is None
+    for fact_id in ids[3:]:
+        assert _cosine(after[fact_id].embedding, settled[fact_id].embedding) > 0.9999
+    # Counted once again, not twice.
+    assert _statistics() == (counted[0] - 1, counted[1] - words[0])
+
+
+def _statistics() -> tuple[int, int]:
+    """The word statistics' documents and the sum of every word's document count."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT (SELECT sum(documents) FROM memories_corpusstat), "
+                       "(SELECT sum(df) FROM memories_termstat)")
+        documents, words = cursor.fetchone()
+    return int(documents or 0), int(words or 0)
+
+
+def _words(fact_id) -> int:
+    """How many distinct words of this fact the word statistics count."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT length(search_vector) FROM memories_fact WHERE id = %s", [fact_id])
+        return cursor.fetchone()[0]
+
+
+def _cosine(a, b) -> float:
+    a, b = np.asarray(a.to_list() if hasattr(a, "to_list") else a, dtype=float), \
+        np.asarray(b.to_list() if hasattr(b, "to_list") else b, dtype=float)
+    return float(a @ b / np.linalg.norm(a) / np.linalg.norm(b))
