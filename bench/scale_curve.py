@@ -172,9 +172,9 @@ def run(args, home: Path, began: float) -> None:
         del state["pending"]
         _write_state(home, state)
     report(args, points)
-    count, dense = facts_held(), _dense(facts_held())
+    count = facts_held()
     print(f"\nthe box holds {count:,} facts, ids 1-{count:,}"
-          f"{' without a gap' if dense else ' WITH GAPS'}")
+          f"{' without a gap' if _dense(count) else ' WITH GAPS'}")
     if stopped:
         print(f"\nStopped after {args.budget_minutes:g} minutes ({stopped}). Run the same "
               "command again to resume where it stopped.")

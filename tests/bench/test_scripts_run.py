@@ -219,7 +219,7 @@ RUNS: dict[str, list[tuple[str, list[str], list[str]]]] = {
                     [rf"^\| 80 \| {NUMBER} \| {NUMBER} \| {NUMBER} \| 4096MB \| .* \| "
                      r"\d\.\d{3} \| \d\.\d{3} \| - \| - \|$",
                      rf"^\| 120 \| {NUMBER} \| {NUMBER} \| {NUMBER} \| 4096MB \| ",
-                     r"^  HNSW build, power law N\^[\d.]+: ",
+                     r"^  HNSW build, power law N\^-?[\d.]+: ",
                      r"^the box holds 120 facts, ids 1-120 without a gap$"]),
                    ("scale_curve", ["--calibrate", "10"],
                     [r"^stand-in against the model, 10 recombined facts: cosine mean "
