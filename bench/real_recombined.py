@@ -42,7 +42,7 @@ class Recombined:
         self.base, self.upto = len(base_rows), upto
         rng = np.random.default_rng(seed)
         self.order = interleaved(base_rows, seed)
-        names = sorted({row["m"] for row in base_rows})
+        self.names = names = sorted({row["m"] for row in base_rows})
         code = {name: c for c, name in enumerate(names)}
         self.memory = np.array([code[row["m"]] for row in base_rows])
         rounds = max(0, -(-(upto - self.base) // self.base))
@@ -76,6 +76,13 @@ class Recombined:
         offset = self.offsets[c, k // self.base]
         second = self.cycle[self.start[c] + (self.place[first] + offset) % self.size[c]]
         return first, second
+
+    def sizes(self, upto: int) -> dict[str, int]:
+        """Facts per memory among the first `upto` (at least the corpus)."""
+        grown = upto - self.base
+        counts = self.size * (1 + grown // self.base) + np.bincount(
+            self.memory[self.order[:grown % self.base]], minlength=len(self.names))
+        return dict(zip(self.names, counts.tolist(), strict=True))
 
     def rows(self, start: int, end: int) -> list[dict]:
         """Facts start .. end - 1 as the corpus' rows are: m(emory), s, t (the document

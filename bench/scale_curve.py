@@ -269,7 +269,7 @@ def measure(args, home: Path, key: str | None, recombined: Recombined,
     from memories.search.candidates import HNSW_EF_SEARCH
 
     table = Table(recombined, size)
-    measured = scale_real.classes(table, memory_ids)
+    measured = measured_classes(table, recombined, memory_ids)
     # The service's settings: its ef_search, relaxed iterative scan, pgvector's default
     # max_scan_tuples.
     settings = ("relaxed", 20_000, HNSW_EF_SEARCH)
@@ -294,6 +294,18 @@ def measure(args, home: Path, key: str | None, recombined: Recombined,
             "peak_rss": hnsw.get("peak_rss"), "backend_peak": hnsw.get("backend_peak"),
             "mwm": hnsw.get("maintenance_work_mem"), **_sizes(size), "classes": classes,
             "load_average": os.getloadavg()[0], "when": time.strftime("%Y-%m-%d %H:%M")}
+
+
+def measured_classes(table: Table, recombined: Recombined, memory_ids: dict[str, int]
+                     ) -> list[tuple[str, str]]:
+    """scale_real's classes at the corpus' size, the same memories at every point: grown,
+    a small memory passes 10k facts (and has no questions), the small class's one
+    EXACT_SEARCH_MAX (the product then searches it by the graph), or another would take
+    its place. Labelled as scale_real does at this size, or by their size here."""
+    now = {name: label for label, name in scale_real.classes(table, memory_ids)}
+    sizes = recombined.sizes(len(table))
+    return [(now.get(name, f"was {label.split(',')[0]}, {sizes[name]:,} facts"), name)
+            for label, name in scale_real.classes(recombined.base_rows, memory_ids)]
 
 
 def _sizes(facts: int) -> dict:
