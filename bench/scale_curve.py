@@ -118,6 +118,7 @@ def run(args, home: Path, began: float) -> None:
                          f"{len(base_rows):,}: load it with bench/scale_real.py --keep first")
     recombined = Recombined(base_rows, real_corpus.vectors(len(base_rows)),
                             max([held, *args.to]))
+    _check_texts(recombined, held)
     points = state.setdefault("points", {})
     if held == len(base_rows) and str(held) not in points and not state.get("dropped"):
         points[str(held)] = {"facts": held, "start": True, **_sizes(held)}
@@ -178,6 +179,22 @@ def run(args, home: Path, began: float) -> None:
     if stopped:
         print(f"\nStopped after {args.budget_minutes:g} minutes ({stopped}). Run the same "
               "command again to resume where it stopped.")
+
+
+def _check_texts(recombined: Recombined, held: int) -> None:
+    """The box's facts are this corpus' (a rebuilt corpus would pair other sentences and
+    give the exact search other vectors than the box holds): 200 of them compared."""
+    from django.db import connection
+
+    sample = sorted({0, held - 1, *np.random.default_rng().integers(0, held, 198).tolist()})
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT id, fact FROM memories_fact WHERE id = ANY(%s)",
+                       [[scale_real_load.fact_id(i) for i in sample]])
+        held_texts = {scale_real.row_of(i): fact for i, fact in cursor.fetchall()}
+    wrong = [i for i in sample if held_texts.get(i) != recombined.rows(i, i + 1)[0]["f"]]
+    if wrong:
+        raise SystemExit(f"{len(wrong)} of {len(sample)} facts sampled differ from the corpus' "
+                         f"(fact {wrong[0]:,} first): the box was loaded from another corpus")
 
 
 def facts_held() -> int:
