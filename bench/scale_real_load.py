@@ -52,7 +52,6 @@ def load(*, account_id: int, holder_id: int, key_id: int, rows: list[dict],
     from memories.core.names import initials, normalize
     from memories.graph.services import memory_create
     from memories.models import Memory
-    from memories.search.fact_text import search_text_for
     from memories.search.storing import count_terms
 
     timings: dict = {}
@@ -87,55 +86,18 @@ def load(*, account_id: int, holder_id: int, key_id: int, rows: list[dict],
                  [initials(n) for _, n in part]])
     timings["entities"] = time.perf_counter() - started
 
-    raw = connection.connection
-    halfvec = _register_halfvec(raw)
-    columns = ("id", "memory_id", "partition", "source_id", "target_id", "relation_type",
-               "fact", "confidence", "session_id", "project", "episode_id", "position",
-               "written_by_holder_id", "written_by_tool", "written_by_key_id", "created_at",
-               "search_text", "embedding")
-    types = ["uuid", "int8", "text", "uuid", "uuid", "text", "text", "text", "text", "text",
-             "uuid", "int4", "int4", "text", "int8", "timestamptz", "text", halfvec]
-    header = np.array([vectors.shape[1], 0], dtype=">u2").tobytes()
     step = timedelta(days=365) / max(len(rows), 1)
     per_memory: dict[str, int] = defaultdict(int)
     started = time.perf_counter()
     order = interleaved(rows)
     for chunk_start in range(0, len(rows), CHUNK):
         chosen = order[chunk_start:chunk_start + CHUNK]
-        part = [rows[i] for i in chosen]
-        big_endian = vectors[chosen].astype(">f2")
-        episodes: dict[tuple[str, int], uuid.UUID] = {}
-        positions = []
-        for row in part:
-            n = per_memory[row["m"]]
-            per_memory[row["m"]] += 1
-            positions.append(n)
-            episodes.setdefault((row["m"], n // EPISODE_FACTS), uuid.uuid4())
         with transaction.atomic(), connection.cursor() as cursor:
-            # Consistent by construction: skip the per-row foreign-key triggers.
-            cursor.execute("SET LOCAL session_replication_role = replica")
-            cursor.execute(
-                "INSERT INTO memories_episode (id, memory_id, partition, session_id, project, "
-                "holder_id, tool, key_id, created_at) SELECT e, m, 'shared', '', '', %s, "
-                "'bench', %s, %s FROM unnest(%s::uuid[], %s::int8[]) AS v(e, m)",
-                [holder_id, key_id, epoch + step * chunk_start, list(episodes.values()),
-                 [memory_ids[m] for m, _ in episodes]])
-            with cursor.cursor.copy(
-                    f"COPY memories_fact ({', '.join(columns)}) FROM STDIN (FORMAT BINARY)"
-            ) as copy:
-                copy.set_types(types)
-                for offset, row in enumerate(part):
-                    i, n = int(chosen[offset]), positions[offset]
-                    memory = row["m"]
-                    copy.write_row((
-                        fact_id(i), memory_ids[memory], "shared", entities[(memory, row["s"])],
-                        entities[(memory, row["t"])], f"says_{n}", row["f"], "extracted",
-                        f"bulk/{n // EPISODE_FACTS}", "", episodes[(memory, n // EPISODE_FACTS)],
-                        n % EPISODE_FACTS, holder_id, "bench", key_id,
-                        epoch + step * (chunk_start + offset),
-                        search_text_for(row["f"], row["s"], row["t"]),
-                        _Half(header + big_endian[offset].tobytes())))
-        print(f"  copied {chunk_start + len(part):,} facts "
+            write_facts(cursor, indexes=chosen, rows=[rows[i] for i in chosen],
+                        vectors=vectors[chosen], memory_ids=memory_ids, entities=entities,
+                        per_memory=per_memory, holder_id=holder_id, key_id=key_id,
+                        created=[epoch + step * (chunk_start + k) for k in range(len(chosen))])
+        print(f"  copied {chunk_start + len(chosen):,} facts "
               f"({time.perf_counter() - started:.0f}s)", file=sys.stderr, flush=True)
     timings["copy"] = time.perf_counter() - started
 
@@ -154,21 +116,77 @@ def load(*, account_id: int, holder_id: int, key_id: int, rows: list[dict],
             cursor.execute(f"VACUUM (ANALYZE) {table}")
     timings["vacuum"] = time.perf_counter() - started
 
-    timings["indexes"] = {}
+    timings.update(build_indexes(dropped))
+    return timings, memory_ids
+
+
+def write_facts(cursor, *, indexes, rows: list[dict], vectors: np.ndarray,
+                memory_ids: dict[str, int], entities: dict[tuple[str, str], uuid.UUID],
+                per_memory: dict[str, int], holder_id: int, key_id: int,
+                created: list[datetime]) -> None:
+    """One chunk by COPY, in the caller's transaction: rows[k] is fact `indexes[k]` (id
+    fact_id), with vectors[k] (float16) and created[k]; one episode per EPISODE_FACTS of a
+    memory's facts, counted on from `per_memory` (updated)."""
+    from memories.search.fact_text import search_text_for
+
+    # On the cursor: a cursor takes its adapters from the connection when it is made.
+    halfvec = _register_halfvec(cursor.cursor)
+    columns = ("id", "memory_id", "partition", "source_id", "target_id", "relation_type",
+               "fact", "confidence", "session_id", "project", "episode_id", "position",
+               "written_by_holder_id", "written_by_tool", "written_by_key_id", "created_at",
+               "search_text", "embedding")
+    types = ["uuid", "int8", "text", "uuid", "uuid", "text", "text", "text", "text", "text",
+             "uuid", "int4", "int4", "text", "int8", "timestamptz", "text", halfvec]
+    header = np.array([vectors.shape[1], 0], dtype=">u2").tobytes()
+    big_endian = vectors.astype(">f2")
+    episodes: dict[tuple[str, int], uuid.UUID] = {}
+    positions = []
+    for row in rows:
+        n = per_memory[row["m"]]
+        per_memory[row["m"]] += 1
+        positions.append(n)
+        episodes.setdefault((row["m"], n // EPISODE_FACTS), uuid.uuid4())
+    # Consistent by construction: skip the per-row foreign-key triggers.
+    cursor.execute("SET LOCAL session_replication_role = replica")
+    cursor.execute(
+        "INSERT INTO memories_episode (id, memory_id, partition, session_id, project, "
+        "holder_id, tool, key_id, created_at) SELECT e, m, 'shared', '', '', %s, "
+        "'bench', %s, %s FROM unnest(%s::uuid[], %s::int8[]) AS v(e, m)",
+        [holder_id, key_id, created[0], list(episodes.values()),
+         [memory_ids[m] for m, _ in episodes]])
+    with cursor.cursor.copy(
+            f"COPY memories_fact ({', '.join(columns)}) FROM STDIN (FORMAT BINARY)") as copy:
+        copy.set_types(types)
+        for k, row in enumerate(rows):
+            i, n, memory = int(indexes[k]), positions[k], row["m"]
+            copy.write_row((
+                fact_id(i), memory_ids[memory], "shared", entities[(memory, row["s"])],
+                entities[(memory, row["t"])], f"says_{n}", row["f"], "extracted",
+                f"bulk/{n // EPISODE_FACTS}", "", episodes[(memory, n // EPISODE_FACTS)],
+                n % EPISODE_FACTS, holder_id, "bench", key_id, created[k],
+                search_text_for(row["f"], row["s"], row["t"]),
+                _Half(header + big_endian[k].tobytes())))
+
+
+def build_indexes(dropped: list[tuple[str, str]], maintenance_work_mem: str = "4GB") -> dict:
+    """Build the (name, definition) indexes, the HNSW graph last (every other index is
+    built while it has the cores); their times, and build_hnsw's figures as "hnsw"."""
+    from django.db import connection
+
+    timings: dict = {"indexes": {}}
     with connection.cursor() as cursor:
-        cursor.execute("SET maintenance_work_mem = '4GB'; "
+        cursor.execute(f"SET maintenance_work_mem = '{maintenance_work_mem}'; "
                        "SET max_parallel_maintenance_workers = 2")
-        # The HNSW graph last: every other index is built while it has the cores.
         for name, definition in sorted(dropped, key=lambda d: d[0] == "fact_embedding"):
             if name == "fact_embedding":
-                timings["hnsw"] = build_hnsw(definition)
+                timings["hnsw"] = build_hnsw(definition, maintenance_work_mem)
                 timings["indexes"][name] = timings["hnsw"]["seconds"]
                 continue
             started = time.perf_counter()
             cursor.execute(definition)
             timings["indexes"][name] = time.perf_counter() - started
         cursor.execute("ANALYZE memories_fact")
-    return timings, memory_ids
+    return timings
 
 
 def hnsw_definition(m: int, ef_construction: int) -> str:

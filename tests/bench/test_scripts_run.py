@@ -15,7 +15,8 @@ copied twice; two tiny scale sizes), the two dataset checks notes_dataset and
 runbooks_dataset, the Python FAQ set's builder pyfaq_dataset (on two made-up pages, into a
 temporary folder), audit_log, and real_corpus (build from a tiny tree in the shapes of the
 installed documentation, tests/bench/data/real_corpus; then embed) then scale_real on it
-(recall per class and HTTP on both servers).
+(recall per class and HTTP on both servers), scale_curve growing the box scale_real kept
+(stopped by its time budget after one chunk, then resumed) and its --calibrate.
 
 Libraries, exercised through the scripts that import them:
 - corpus.py: engine_perf, metering, first_pass
@@ -26,7 +27,8 @@ Libraries, exercised through the scripts that import them:
 - scale_corpus.py, scale_load.py: scale, scale_recall, portability
 - portability_scale.py: portability; portability_boxes.py (its --second-box, the long
   form run by hand: a second home and the command line) is only imported
-- real_sources.py, real_text.py: real_corpus; scale_real_load.py: scale_real
+- real_sources.py, real_text.py: real_corpus; scale_real_load.py: scale_real, scale_curve;
+  real_recombined.py: scale_curve
 
 A new bench/*.py must join one of the two lists (test_every_bench_module_is_run_or_a_library).
 
@@ -70,9 +72,12 @@ SCALE_REDIS_DB = 13
 LIBRARIES = {"corpus", "setup", "fusion", "notes_fusion", "scale_corpus", "scale_load",
              "portability_scale", "portability_boxes", "ranking_cv_recording", "ranking_ltr",
              "real_text",
-             "real_sources", "scale_real_load"}
+             "real_sources", "scale_real_load", "real_recombined"}
 
 NUMBER = r"[\d.,]+"
+# bench/scale_curve.py on the tiny corpus' kept box: two points past its 49 facts.
+CURVE = ["--box", "{real_box}", "--to", "80", "120", "--chunk", "20", "--queries", "2",
+         "--verify", "1", "--shared-buffers", "128MB", "--no-http"]
 # Each run: one or more steps (script, arguments, lines its output must hold), in order.
 # Arguments in braces are filled in by `inputs` below.
 RUNS: dict[str, list[tuple[str, list[str], list[str]]]] = {
@@ -182,7 +187,10 @@ RUNS: dict[str, list[tuple[str, list[str], list[str]]]] = {
                         r"^programming\s+6\s+1\s+2\s+3\s+7\s",
                         r"^questions sharing no content word with their evidence: "])],
     # The corpus from the tiny tree (49 facts in four memories), its vectors, then the
-    # measurement on all of it: recall per class and HTTP on both servers.
+    # measurement on all of it: recall per class and HTTP on both servers. Then the curve
+    # on the box it kept: to 80 and 120 facts in chunks of 20, the first run out of time
+    # after one chunk (69 facts), the second resuming it (the box then holds exactly 120,
+    # so nothing was written twice); and the stand-ins' calibration on 10 facts.
     "scale_real": [("real_corpus", ["build", "--root", "{real_root}"],
                     [r"^49 facts, 4 memories; sentences by source: git 11, packages 8, "
                      r"postgres 18$",
@@ -194,14 +202,28 @@ RUNS: dict[str, list[tuple[str, list[str], list[str]]]] = {
                     [r"^49 rows have vectors: \d+ texts embedded now, "]),
                    ("scale_real", ["--facts", "49", "--queries", "2", "--ef-search", "128",
                                    "--verify", "1", "--shared-buffers", "128MB",
-                                   "--web-workers", "1"],
+                                   "--web-workers", "1", "--keep", "{real_box}"],
                     [r"^Scale on real sentences: 49 facts ",
                      r"^\| memories_fact \| table \(heap \+ TOAST\) \| 49 \| ",
                      r"^\| unfiltered: big, 18 facts \| relaxed \| 20,000 \| 128 \(service\) "
                      r"\| \d\.\d{3} \| \d\.\d{3} \| \d+ \| ",
                      r"^\| small: locomo-conv-tiny, 12 \(exact in the product\) \| relaxed \| ",
                      rf"^\| unfiltered: big, 18 facts \| 2 \| {NUMBER} / \*\*{NUMBER}\*\* \| "
-                     rf"{NUMBER} / {NUMBER} \|$"])],
+                     rf"{NUMBER} / {NUMBER} \|$"]),
+                   ("scale_curve", [*CURVE, "--budget-minutes", "0"],
+                    [r"^\| 49 \(start\) \| - \| - \| - \| ",
+                     r"^the box holds 69 facts, ids 1-69 without a gap$",
+                     r"^Stopped after 0 minutes \(69 facts in the box, growing to 80\)\. Run "
+                     r"the same command again"]),
+                   ("scale_curve", CURVE,
+                    [rf"^\| 80 \| {NUMBER} \| {NUMBER} \| {NUMBER} \| 4096MB \| .* \| "
+                     r"\d\.\d{3} \| \d\.\d{3} \| - \| - \|$",
+                     rf"^\| 120 \| {NUMBER} \| {NUMBER} \| {NUMBER} \| 4096MB \| ",
+                     r"^  HNSW build, power law N\^-?[\d.]+: ",
+                     r"^the box holds 120 facts, ids 1-120 without a gap$"]),
+                   ("scale_curve", ["--calibrate", "10"],
+                    [r"^stand-in against the model, 10 recombined facts: cosine mean "
+                     r"\d\.\d{3}, p5 \d\.\d{3}"])],
     "audit_log": [("audit_log", ["--events", "2000", "--repeats", "1", "--writes", "20",
                                  "--write-rounds", "1", "--episodes", "5"],
                    [rf"^seeded 2,000 events in {NUMBER}s$",
@@ -259,13 +281,15 @@ def inputs(tmp_path_factory) -> Iterator[dict[str, str]]:
     # Not under pytest's folder: the embedded server runs as another user, who may not
     # enter it; bench/scale.py keeps its box here for bench/scale_recall.py.
     box = tempfile.mkdtemp(prefix="echo-bench-scale-")
+    real_box = tempfile.mkdtemp(prefix="echo-bench-real-")
     yield {"locomo": str(LOCOMO), "runbooks": str(runbooks), "pyfaq": str(pyfaq),
            "notes": str(notes),
            "pyfaq_html": str(PYFAQ_HTML), "pyfaq_out": str(folder / "pyfaq"),
            "mixed_out": str(folder / "mixed"),
-           "real_root": str(REAL_ROOT),
+           "real_root": str(REAL_ROOT), "real_box": real_box,
            "redis": urlunsplit(redis._replace(path=f"/{SCALE_REDIS_DB}")), "box": box}
     shutil.rmtree(box, ignore_errors=True)
+    shutil.rmtree(real_box, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")
