@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/ranking_cv.py [--record] [--sets NAME ...] [--vary NAME ...]
                                          [--processes N] [--json PATH] [--data LOCOMO.json]
+                                         [--tried]
                                          [--runbooks DIR] [--pyfaq DIR] [--mixed DIR]
 
 1. Record (bench/ranking_cv_recording.py; cached in bench/.cache/ranking_cv.pickle, or under
@@ -41,6 +42,10 @@
    paraphrase, the FAQ's pages) and overall: text only, vector only, the shipped ranking
    (the product's constants now, re-fused on the recording), and the DECIDING objective and
    rule held out and in-sample. `--json` writes every figure printed, and the whole grid.
+5. The learned order of the pool (bench/ranking_ltr.py) on the same folds: the product's
+   form held out, nested (the form too chosen per fold, among ranking_ltr.FORMS, on the
+   other four) and in-sample, in the per-kind table; every form's figures; the weights
+   fitted on every question. `--tried` adds the forms tried since (ranking_ltr.TRIED).
 """
 
 from __future__ import annotations
@@ -338,6 +343,9 @@ def main() -> None:
     parser.add_argument("--vary", nargs="+", choices=list(GRID), default=list(GRID),
                         help="vary only these constants (the others stay as the product has "
                              "them); default all")
+    parser.add_argument("--tried", action="store_true",
+                        help="also cross-validate the learned order's forms tried after it "
+                             "shipped (bench/ranking_ltr.py's TRIED; a few minutes more)")
     parser.add_argument("--processes", type=int, default=1,
                         help="re-fuse the grid in this many processes (default 1)")
     args = parser.parse_args()
@@ -372,7 +380,7 @@ def main() -> None:
     runs = {(goal, rule): cross_validate(scores, grid, sets, fold, single["vector"], goal, rule)
             for goal, rule in itertools.product(("guarded", "both"), ("simplest", "best"))}
     fuse = search.fuse.inner if hasattr(search.fuse, "inner") else search.fuse
-    learned = ranking_ltr.cross_validate(rows, fold, FOLDS)
+    learned = ranking_ltr.cross_validate(rows, fold, FOLDS, tried=args.tried)
     learned["shipped"] = [recall(refuse(search, fuse, row["recorded"], {}), row["evidence"])
                           for row in rows]
 
@@ -498,12 +506,13 @@ def per_kind(rows, grid, scores, sets, single, run, shipped, learned) -> dict:
     print(f"\nrecall@10 per question kind. rrf: reciprocal-rank fusion alone, the product's "
           f"constants ({label(grid[shipped])}); rrf-cv: `{'/'.join(DECIDING)}` held out; "
           "shipped: the learned order of the pool (hybrid.RANK_WEIGHTS); held-out and "
-          "in-sample: its weights fitted on the other four folds / on all five "
-          "(bench/ranking_ltr.py)")
+          "in-sample: its weights fitted on the other four folds / on all five; nested: the "
+          "form too chosen on the other four folds (bench/ranking_ltr.py)")
     columns = {"text": lambda i: single["text"][i], "vector": lambda i: single["vector"][i],
                "rrf": lambda i: scores[shipped][i], "rrf_cv": lambda i: run["held"][i],
                "shipped": lambda i: learned["shipped"][i],
                "held_out": lambda i: learned["held"][i],
+               "nested": lambda i: learned["nested"][i],
                "in_sample": lambda i: learned["in_sample"][i]}
     figures: dict = {}
     for name, index in sets.items():
@@ -512,7 +521,7 @@ def per_kind(rows, grid, scores, sets, single, run, shipped, learned) -> dict:
         kinds = sorted(dict.fromkeys(rows[i]["kind"] for i in index),
                        key=lambda k: KIND_ORDER.index(k) if k in KIND_ORDER else len(KIND_ORDER))
         print(f"\n{name:<12} {'n':>4} {'text-only':>10} {'vector-only':>12} {'rrf':>6} "
-              f"{'rrf-cv':>7} {'shipped':>8} {'held-out':>9} {'in-sample':>10}")
+              f"{'rrf-cv':>7} {'shipped':>8} {'held-out':>9} {'nested':>7} {'in-sample':>10}")
         figures[name] = {}
         for kind in (*kinds, "overall"):
             group = [i for i in index if kind in ("overall", rows[i]["kind"])]
@@ -521,11 +530,13 @@ def per_kind(rows, grid, scores, sets, single, run, shipped, learned) -> dict:
             row = figures[name][kind]
             print(f"{kind:<12} {len(group):>4} {row['text']:>10.3f} {row['vector']:>12.3f} "
                   f"{row['rrf']:>6.3f} {row['rrf_cv']:>7.3f} {row['shipped']:>8.3f} "
-                  f"{row['held_out']:>9.3f} {row['in_sample']:>10.3f}")
-        held = [learned["held"][i] for i in index]
+                  f"{row['held_out']:>9.3f} {row['nested']:>7.3f} {row['in_sample']:>10.3f}")
         first = [scores[shipped][i] for i in index]
-        print(f"{'':<12} held-out - rrf, paired: {mean(held) - mean(first):+.3f} +/- "
-              f"{paired_se(held, first):.3f}")
+        for column in ("held", "nested"):
+            values = [learned[column][i] for i in index]
+            print(f"{'':<12} {'held-out' if column == 'held' else column} - rrf, paired: "
+                  f"{mean(values) - mean(first):+.3f} +/- {paired_se(values, first):.3f}")
+    figures["forms"] = compared_forms(sets, learned)
     from memories.search import hybrid
 
     n = len(hybrid.RANK_WEIGHTS)
@@ -536,6 +547,41 @@ def per_kind(rows, grid, scores, sets, single, run, shipped, learned) -> dict:
     for name, (alone, extra) in figures["weights"].items():
         print(f"    {name!r}: ({alone:+.3f}, {extra:+.3f}),")
     return figures
+
+def compared_forms(sets, learned) -> dict:
+    """Every form of ranking_ltr.FORMS (and TRIED, when run) held out and in-sample per set;
+    the nested figures and choices; printed and returned."""
+    names = list(sets)
+
+    def on(values, index) -> float:
+        return mean(values[i] for i in index)
+
+    print("\nthe learned order's forms, recall@10 held out, then in-sample ("
+          + " / ".join(names) + "; bench/ranking_ltr.py):")
+    figures: dict = {"forms": {}}
+    print(f"  {'rrf, no form':<44} "
+          + " / ".join(f"{on(learned['rrf'], index):.3f}" for index in sets.values()))
+    for form, run in learned["forms"].items():
+        figures["forms"][form] = {
+            name: {"held_out": on(run["held"], index), "in_sample": on(run["in_sample"], index)}
+            for name, index in sets.items()}
+        row = figures["forms"][form]
+        print(f"  {form:<44} " + " / ".join(f"{row[n]['held_out']:.3f}" for n in names)
+              + "   " + " / ".join(f"{row[n]['in_sample']:.3f}" for n in names))
+    for key, run in (("forms", learned), ("with_tried", learned.get("tried"))):
+        if run is None:
+            continue
+        nested = {name: on(run["nested"], index) for name, index in sets.items()}
+        figures[f"nested_{key}"] = {"nested": nested, "chosen": run["chosen"],
+                                    "chosen_on_all": run["chosen_on_all"]}
+        among = "FORMS" if key == "forms" else "FORMS and TRIED"
+        print(f"nested, the form chosen among {among} per fold on the other four (guarded "
+              "against rrf): " + " / ".join(f"{nested[n]:.3f}" for n in names))
+        print("  chosen per fold: " + "; ".join(f"{k} {form}"
+                                                 for k, form in enumerate(run["chosen"]))
+              + f"; on all five: {run['chosen_on_all']}")
+    return figures
+
 
 if __name__ == "__main__":
     main()

@@ -4,11 +4,12 @@ and for each question what query_memory handed to `memories.search.hybrid.fuse`.
 The sets: the LoCoMo dev conversations (the dialogue set, written and asked as
 bench/locomo.py does) and the non-dialogue sets of COLLECTIONS, each in
 bench/data/runbooks' format and written as bench/runbooks_quality.py writes it, each into a
-memory of its own. A row per question: its set, group (LoCoMo: the conversation), evidence
-and kind, the tool's own hybrid list and the candidate lists (bench/fusion.py's Recorded),
-all with the set's own ids. Per set the recording also keeps a digest of the files it was
-recorded from, the fusion constants the tool ranked with, and a token naming that recording
-of the set (ranking_cv's score cache is keyed by it).
+memory of its own. A row per question: its set, group (LoCoMo: the conversation), evidence,
+kind and question (recordings made before 2026-12-07 lack it), the tool's own hybrid list
+and the candidate lists (bench/fusion.py's Recorded), all with the set's own ids. Per set
+the recording also keeps a digest of the files it was recorded from, the fusion constants
+the tool ranked with, and a token naming that recording of the set (ranking_cv's score
+cache is keyed by it).
 
 A set asked for that the recording lacks, or whose files have changed, is recorded on a
 fresh box and added; the sets already there are kept. `again` (ranking_cv's --record)
@@ -102,6 +103,7 @@ def _ask_dialogue(principal, account, tap, cached, data: Path) -> list[dict]:
             hybrid, recorded = ask(principal, tap, memory, question["question"])
             rows.append({"set": DIALOGUE, "group": sample["sample_id"], "evidence": evidence,
                          "kind": CATEGORIES[question["category"]],
+                         "question": question["question"],
                          "hybrid": [dia_by_fact.get(i, "?") for i in hybrid],
                          "recorded": relabel(recorded, dia_by_fact)})
     return rows
@@ -123,7 +125,8 @@ def _ask_collection(principal, account, tap, name: str, folder: Path) -> list[di
         hybrid, recorded = ask(principal, tap, memory, question["question"])
         rows.append({"set": name, "group": question.get("memory", name),
                      "evidence": question["evidence"],
-                     "kind": question["kind"], "hybrid": [set_id_of.get(i, "?") for i in hybrid],
+                     "kind": question["kind"], "question": question["question"],
+                     "hybrid": [set_id_of.get(i, "?") for i in hybrid],
                      "recorded": relabel(recorded, set_id_of),
                      # A question taken from another set (mixed): which, and its conversation
                      # or episode there (ranking_cv keeps it in that question's fold).

@@ -132,17 +132,22 @@ RUNS: dict[str, list[tuple[str, list[str], list[str]]]] = {
                      r"^chosen on all five folds: k=",
                      r"^\s+runbooks\s+text \d\.\d{3}\s+vector \d\.\d{3}\s+hybrid: shipped",
                      # The per-kind report: n, then text, vector, rrf, rrf-cv, shipped,
-                     # held-out, in-sample.
-                     r"^single-hop\s+\d+(\s+\d\.\d{3}){7}$",
-                     r"^paraphrase\s+\d+(\s+\d\.\d{3}){7}$",
-                     r"^general\s+5(\s+\d\.\d{3}){7}$",
+                     # held-out, nested, in-sample.
+                     r"^single-hop\s+\d+(\s+\d\.\d{3}){8}$",
+                     r"^paraphrase\s+\d+(\s+\d\.\d{3}){8}$",
+                     r"^general\s+5(\s+\d\.\d{3}){8}$",
                      r"^\s+held-out - rrf, paired: [+-]\d\.\d{3} \+/- \d\.\d{3}$",
+                     r"^\s+nested - rrf, paired: [+-]\d\.\d{3} \+/- \d\.\d{3}$",
+                     r"^nested, the form chosen among FORMS per fold .*: \d\.\d{3}"
+                     r"( / \d\.\d{3}){3}$",
                      r"^\s+'fused': \([+-]\d+\.\d{3}, [+-]\d+\.\d{3}\),$"]),
                    ("ranking_cv", ["--data", "{locomo}", "--pyfaq", "{pyfaq}", "--vary", "RRF_K",
-                                   "--sets", "locomo", "pyfaq"],
+                                   "--sets", "locomo", "pyfaq", "--tried"],
                     [r"^from the recording: locomo, pyfaq$",
                      r"^questions: 20 LoCoMo in 5 conversations, 5 pyfaq; 4 settings$",
-                     r"^general\s+5(\s+\d\.\d{3}){7}$"])],
+                     r"^general\s+5(\s+\d\.\d{3}){8}$",
+                     r"^nested, the form chosen among FORMS and TRIED per fold .*: "
+                     r"\d\.\d{3} / \d\.\d{3}$"])],
     "mixed_dataset": [("mixed_dataset", ["--runbooks", "{runbooks}", "--pyfaq", "{pyfaq}",
                                          "--locomo", "{locomo}", "--out", "{mixed_out}"],
                        [r": 5 memories of \d+-\d+ facts \(\d+\), \d+ episodes, 25 questions "
