@@ -198,7 +198,9 @@ def query_memory(principal: Principal, *, scope: str, query: str = "", top_k: in
         pool = max(CANDIDATES_PER_RETRIEVER, top_k * 2)
         # One transaction for the searches: a BEGIN and a COMMIT instead of one pair each.
         with transaction.atomic(savepoint=False):
-            text = candidates.text_candidates(graph.pk, partition, query, pool, window)
+            text = candidates.text_candidates(
+                graph.pk, partition, query, pool, window,
+                small=pending + indexed <= candidates.EXACT_SEARCH_MAX)
             mentions = search.mentioned_entities(graph.pk, partition, query)
             masked = (embed_query(search.masked_query(query, mentions.names))
                       if mentions.names and search.MENTION_MASK_WEIGHT else None)

@@ -207,8 +207,13 @@ def vector_candidates(
 
 def text_candidates(
     memory_id: int, partition: str, query: str, limit: int, window: Window,
-    corpus: Corpus = FACTS,
+    corpus: Corpus = FACTS, *, small: bool = False,
 ) -> list[Candidate]:
+    """The best word matches by BM25. `small` (a partition of at most EXACT_SEARCH_MAX
+    facts, as the caller counts them for the exact vector search): the partition's rows
+    are read and matched one by one instead of through the word index, whose posting lists
+    grow with the whole table: at 1M facts, a 680-fact memory's search spent 9 of its 10 ms
+    reading 24,720 matches of its common words in other memories (docs/benchmarks.md)."""
     with transaction.atomic(savepoint=False), connection.cursor() as cursor:
         # One unique-index probe per word (LATERAL ... LIMIT 1), whatever the statistics
         # say: a fresh box that has not been analyzed yet hash-joined the whole table.
@@ -241,11 +246,21 @@ def text_candidates(
         # tsquery matching too low and may scan the whole memory instead; the hard cap
         # bounds the work when even the rarest word is common.
         cursor.execute("SET LOCAL cpu_operator_cost = 0.05")
+        columns = (f"f.id, f.search_vector, {f'f.{context}, ' if context else ''}"
+                   f"f.created_at, {corpus.ends}")
+        if small:
+            # The partition's rows first (MATERIALIZED: the planner cannot fold the match
+            # back into an index condition), then the match on each.
+            found = (f"mine AS MATERIALIZED (SELECT {columns} FROM {corpus.table} f "
+                     f"WHERE f.memory_id = %s AND f.partition = %s AND {where}), "
+                     "candidates AS MATERIALIZED (SELECT * FROM mine f "
+                     "WHERE f.search_vector @@ %s::tsquery LIMIT %s) ")
+        else:
+            found = (f"candidates AS MATERIALIZED (SELECT {columns} FROM {corpus.table} f "
+                     "WHERE f.memory_id = %s AND f.partition = %s "
+                     f"AND f.search_vector @@ %s::tsquery AND {where} LIMIT %s) ")
         statement = (
-            "WITH candidates AS MATERIALIZED (SELECT f.id, f.search_vector, "
-            f"{f'f.{context}, ' if context else ''}f.created_at, {corpus.ends} "
-            f"FROM {corpus.table} f WHERE f.memory_id = %s AND f.partition = %s "
-            f"AND f.search_vector @@ %s::tsquery AND {where} LIMIT %s) "
+            f"WITH {found}"
             # float8 throughout: psycopg sends Python floats as numeric, whose arithmetic
             # cost more than the matching itself.
             f"SELECT f.id, ({score_terms}) * %s::float8 / (1 + %s::float8 * (1 - %s::float8 "
@@ -256,8 +271,9 @@ def text_candidates(
             "LIMIT %s")
         rows = []
         for candidate_filter in _candidate_filters(terms):
+            chosen = ([*params, candidate_filter] if small else [candidate_filter, *params])
             cursor.execute(statement, [
-                memory_id, partition, candidate_filter, *params, TEXT_CANDIDATE_CAP,
+                memory_id, partition, *chosen, TEXT_CANDIDATE_CAP,
                 *score_params, BM25_K1 + 1, BM25_K1, BM25_B, BM25_B, average_length, limit])
             rows = cursor.fetchall()
             if rows:

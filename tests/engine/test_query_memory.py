@@ -372,3 +372,26 @@ def test_the_pool_is_ordered_by_the_learned_weights_over_its_features():
             (alone + extra) * features[hit.fact_id][name]
             for name, (alone, extra) in search.RANK_WEIGHTS.items()))
     assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+
+
+@pytest.mark.parametrize("question", [
+    "Who moved the billing tables to Postgres?", "Kyoto", "Alice Bob Postgres Kyoto",
+    "what does the checkout service read", "nothing here matches zzzqx"])
+def test_a_small_memory_is_matched_row_by_row_with_the_same_answer(team, question):
+    """A partition the vector search reads exactly is matched for words row by row, not
+    through the word index (whose posting lists grow with every memory): the same
+    candidates, in the same order, with the same scores, in the past too."""
+    from memories.graph.selectors import memory_for
+    from memories.search import candidates
+    from memories.search.window import Window
+
+    team.write(session_id="s2", entities=TEAM, facts=[
+        fact("Bob", "Postgres", "migrated", "Bob moved the billing tables back to MySQL")])
+    Engine.index()
+    memory = memory_for(team.principal)
+    for window in (Window(), Window(include_superseded=True),
+                   Window(as_of=timezone.now() - timezone.timedelta(days=1))):
+        through_index, row_by_row = (
+            candidates.text_candidates(memory.pk, "shared", question, 50, window, small=small)
+            for small in (False, True))
+        assert row_by_row == through_index
