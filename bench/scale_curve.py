@@ -82,6 +82,9 @@ def main() -> None:
                              "(236 for the 1M box of docs/benchmarks.md), for the projection")
     parser.add_argument("--project", type=int, default=10_000_000)
     parser.add_argument("--no-http", action="store_true")
+    parser.add_argument("--recall-ef", type=int, nargs="+", default=None, metavar="EF",
+                        help="only: recall@10 per class at the box's size as it is, at these "
+                             "hnsw.ef_search values (no growth, no HTTP)")
     parser.add_argument("--calibrate", type=int, default=None, metavar="N",
                         help="only: embed N recombined facts with the model and compare "
                              "their stand-in vectors (no box)")
@@ -93,15 +96,18 @@ def main() -> None:
         os.environ.setdefault("DJANGO_SETTINGS_MODULE", "echomem.settings")
         calibrate(args.calibrate)
         return
-    if not args.box or not args.to:
-        parser.error("--box and --to, or --calibrate")
+    if not args.box or not (args.to or args.recall_ef):
+        parser.error("--box and --to (or --recall-ef), or --calibrate")
     began = time.perf_counter()
     home = Path(args.box)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     fresh_instance(indexing="manual", keep=str(home))
     try:
         restart_with(home, args.shared_buffers)
-        run(args, home, began)
+        if args.recall_ef:
+            recall_at(args, home)
+        else:
+            run(args, home, began)
     finally:
         stop_box(home)
 
@@ -311,6 +317,33 @@ def measure(args, home: Path, key: str | None, recombined: Recombined,
             "peak_rss": hnsw.get("peak_rss"), "backend_peak": hnsw.get("backend_peak"),
             "mwm": hnsw.get("maintenance_work_mem"), **_sizes(size), "classes": classes,
             "load_average": os.getloadavg()[0], "when": time.strftime("%Y-%m-%d %H:%M")}
+
+
+def recall_at(args, home: Path) -> None:
+    """recall@10 per class on the box as it stands, at each of --recall-ef (relaxed
+    iterative scan, pgvector's default max_scan_tuples): what a higher ef_search buys at
+    this size."""
+    from memories.models import Memory
+
+    base_rows = real_corpus.rows()
+    held = facts_held()
+    recombined = Recombined(base_rows, real_corpus.vectors(len(base_rows)), held)
+    _check_texts(recombined, held)
+    table = Table(recombined, held)
+    memory_ids = dict(Memory.objects.values_list("name", "pk"))
+    measured = measured_classes(table, recombined, memory_ids)
+    options = argparse.Namespace(
+        queries=args.queries, verify=args.verify, scan=["relaxed"], max_scan_tuples=[20_000],
+        ef_search=args.recall_ef, no_exact_path=True, web_workers=args.web_workers)
+    found = scale_real.recall(options, table, table.vectors, memory_ids, measured)
+    print(f"\nrecall@10 at {held:,} facts (relaxed, max_scan_tuples 20,000); "
+          "HNSW p50 / p95 ms in this process\n")
+    print("| class | ef_search | recall@10 | within 0.01 of the 10th | HNSW p50 / p95 |")
+    print("|---|---:|---:|---:|---:|")
+    for label, _ in measured:
+        for (_, _, ef), r in found[label]["settings"].items():
+            print(f"| {label} | {ef} | {r['at10']:.3f} | {r['near']:.3f} | "
+                  f"{r['ms'][0]:.1f} / {r['ms'][1]:.1f} |")
 
 
 def measured_classes(table: Table, recombined: Recombined, memory_ids: dict[str, int]

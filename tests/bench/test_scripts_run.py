@@ -195,7 +195,8 @@ RUNS: dict[str, list[tuple[str, list[str], list[str]]]] = {
     # measurement on all of it: recall per class and HTTP on both servers. Then the curve
     # on the box it kept: to 80 and 120 facts in chunks of 20, the first run out of time
     # after one chunk (69 facts), the second resuming it (the box then holds exactly 120,
-    # so nothing was written twice); and the stand-ins' calibration on 10 facts.
+    # so nothing was written twice); recall alone at two ef_search values on the grown
+    # box; and the stand-ins' calibration on 10 facts.
     "scale_real": [("real_corpus", ["build", "--root", "{real_root}"],
                     [r"^49 facts, 4 memories; sentences by source: git 11, packages 8, "
                      r"postgres 18$",
@@ -226,6 +227,12 @@ RUNS: dict[str, list[tuple[str, list[str], list[str]]]] = {
                      rf"^\| 120 \| {NUMBER} \| {NUMBER} \| {NUMBER} \| 4096MB \| ",
                      r"^  HNSW build, power law N\^-?[\d.]+: ",
                      r"^the box holds 120 facts, ids 1-120 without a gap$"]),
+                   ("scale_curve", ["--box", "{real_box}", "--recall-ef", "40", "128",
+                                    "--queries", "2", "--verify", "1",
+                                    "--shared-buffers", "128MB"],
+                    [r"^recall@10 at 120 facts ",
+                     r"^\| unfiltered: big, [\d,]+ facts \| 40 \| \d\.\d{3} \| \d\.\d{3} \| ",
+                     r"^\| unfiltered: big, [\d,]+ facts \| 128 \| \d\.\d{3} \| "]),
                    ("scale_curve", ["--calibrate", "10"],
                     [r"^stand-in against the model, 10 recombined facts: cosine mean "
                      r"\d\.\d{3}, p5 \d\.\d{3}"])],
