@@ -119,10 +119,7 @@ def extra_features(hits, vector, text, mentioned) -> dict:
     candidate: dict = {}
     for c in (*vector, *text):
         candidate.setdefault(c.fact_id, c)
-    place = {(c.episode_id, c.position): c.fact_id
-             for c in candidate.values() if c.episode_id is not None}
-    span = hybrid.NEIGHBOUR_SPAN
-    offsets = [d for d in range(-span, span + 1) if d]
+    neighbours = hybrid.episode_neighbours(candidate)
     fused = {h.fact_id: h.fused for h in hits}
     best_fused = max(fused.values(), default=1.0) or 1.0
     episode: dict = {}
@@ -132,9 +129,7 @@ def extra_features(hits, vector, text, mentioned) -> dict:
     out = {}
     for hit in hits:
         i, c = hit.fact_id, candidate[hit.fact_id]
-        near = [place.get((c.episode_id, c.position + d)) for d in offsets] \
-            if c.episode_id is not None else []
-        near = [j for j in near if j is not None]
+        near = neighbours[i]
         same = [j for j in episode.get(c.episode_id, ()) if j != i]
         cos, cov = cosine.get(i, 0.0), coverage.get(i, 0.0)
         out[i] = {

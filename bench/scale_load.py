@@ -29,6 +29,19 @@ class _Half(bytes):
     """A halfvec already in PostgreSQL's binary form (dimension, 0, big-endian halves)."""
 
 
+# The fact columns a bulk load writes by binary COPY, and their types in order (the
+# embedding's is the halfvec type's oid, known once registered on the connection).
+FACT_COPY_COLUMNS = ("id", "memory_id", "partition", "source_id", "target_id",
+                     "relation_type", "fact", "confidence", "session_id", "project",
+                     "episode_id", "position", "written_by_holder_id", "written_by_tool",
+                     "written_by_key_id", "created_at", "search_text", "embedding")
+
+
+def fact_copy_types(halfvec) -> list:
+    return ["uuid", "int8", "text", "uuid", "uuid", "text", "text", "text", "text", "text",
+            "uuid", "int4", "int4", "text", "int8", "timestamptz", "text", halfvec]
+
+
 def _register_halfvec(raw) -> int:
     from psycopg.adapt import Dumper
     from psycopg.pq import Format
@@ -94,12 +107,7 @@ def load(*, memory_id: int, holder_id: int, key_id: int, facts: int, real: np.nd
 
     raw = connection.connection
     halfvec = _register_halfvec(raw)
-    columns = ("id", "memory_id", "partition", "source_id", "target_id", "relation_type",
-               "fact", "confidence", "session_id", "project", "episode_id", "position",
-               "written_by_holder_id", "written_by_tool", "written_by_key_id", "created_at",
-               "search_text", "embedding")
-    types = ["uuid", "int8", "text", "uuid", "uuid", "text", "text", "text", "text", "text",
-             "uuid", "int4", "int4", "text", "int8", "timestamptz", "text", halfvec]
+    columns, types = FACT_COPY_COLUMNS, fact_copy_types(halfvec)
     rng = random.Random(29)
     header = np.array([len(real[0]), 0], dtype=">u2").tobytes()
     step = timedelta(days=365) / max(facts, 1)

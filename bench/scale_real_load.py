@@ -20,7 +20,14 @@ from datetime import UTC, datetime, timedelta
 
 import numpy as np
 
-from bench.scale_load import EPISODE_FACTS, _Half, _register_halfvec, droppable_indexes
+from bench.scale_load import (
+    EPISODE_FACTS,
+    FACT_COPY_COLUMNS,
+    _Half,
+    _register_halfvec,
+    droppable_indexes,
+    fact_copy_types,
+)
 
 CHUNK = 50_000
 
@@ -131,12 +138,7 @@ def write_facts(cursor, *, indexes, rows: list[dict], vectors: np.ndarray,
 
     # On the cursor: a cursor takes its adapters from the connection when it is made.
     halfvec = _register_halfvec(cursor.cursor)
-    columns = ("id", "memory_id", "partition", "source_id", "target_id", "relation_type",
-               "fact", "confidence", "session_id", "project", "episode_id", "position",
-               "written_by_holder_id", "written_by_tool", "written_by_key_id", "created_at",
-               "search_text", "embedding")
-    types = ["uuid", "int8", "text", "uuid", "uuid", "text", "text", "text", "text", "text",
-             "uuid", "int4", "int4", "text", "int8", "timestamptz", "text", halfvec]
+    columns, types = FACT_COPY_COLUMNS, fact_copy_types(halfvec)
     header = np.array([vectors.shape[1], 0], dtype=">u2").tobytes()
     big_endian = vectors.astype(">f2")
     episodes: dict[tuple[str, int], uuid.UUID] = {}

@@ -264,15 +264,12 @@ def rank_features(hits: list[Hit], vector: list[Candidate], text: list[Candidate
     best_bm25 = max(bm25.values(), default=1.0) or 1.0
     fused = {h.fact_id: h.fused for h in hits}
     best_fused = max(fused.values(), default=1.0) or 1.0
-    place = {(c.episode_id, c.position): c.fact_id
-             for c in candidate.values() if c.episode_id is not None}
-    offsets = [d for d in range(-NEIGHBOUR_SPAN, NEIGHBOUR_SPAN + 1) if d]
+    neighbours = episode_neighbours(candidate)
+    slots = 2 * NEIGHBOUR_SPAN  # the places a neighbour can hold
     out = {}
     for hit in hits:
         i, c = hit.fact_id, candidate[hit.fact_id]
-        near = [place.get((c.episode_id, c.position + d)) for d in offsets] \
-            if c.episode_id is not None else []
-        near = [j for j in near if j is not None]
+        near = neighbours[i]
         in_vector, in_text = i in vector_rank, i in text_rank
         voted = in_text and coverage[i] >= TEXT_COVERAGE_FLOOR
         out[i] = {
@@ -287,12 +284,23 @@ def rank_features(hits: list[Hit], vector: list[Candidate], text: list[Candidate
             "subj": float(c.source_id in mentioned),
             "obj": float(c.target_id in mentioned),
             "nbf": sum(fused[j] for j in near) / best_fused,
-            "nbn": len(near) / len(offsets),
+            "nbn": len(near) / slots,
             "pos": math.log1p(c.position or 0) / 3,
             "lvr": math.log(vector_rank[i]) / 4 if in_vector else 1.2,
             "ltr": math.log(text_rank[i]) / 4 if in_text else 1.2,
         }
     return out
+
+
+def episode_neighbours(candidates: dict) -> dict:
+    """Per candidate (fact id -> Candidate), the candidates written in its episode at most
+    NEIGHBOUR_SPAN positions away."""
+    place = {(c.episode_id, c.position): c.fact_id
+             for c in candidates.values() if c.episode_id is not None}
+    offsets = [d for d in range(-NEIGHBOUR_SPAN, NEIGHBOUR_SPAN + 1) if d]
+    return {i: [place[(c.episode_id, c.position + d)] for d in offsets
+                if (c.episode_id, c.position + d) in place] if c.episode_id is not None else []
+            for i, c in candidates.items()}
 
 
 def _add_neighbour_bonus(hits: dict[uuid.UUID, Hit], place: dict) -> None:
