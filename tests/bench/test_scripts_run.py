@@ -15,7 +15,7 @@ copied twice; two tiny scale sizes), the two dataset checks notes_dataset and
 runbooks_dataset, the Python FAQ set's builder pyfaq_dataset (on two made-up pages, into a
 temporary folder), audit_log, and real_corpus (build from a tiny tree in the shapes of the
 installed documentation, tests/bench/data/real_corpus; then embed) then scale_real on it
-(recall per class and HTTP on both servers), scale_curve growing the box scale_real kept
+(recall per class and HTTP on both servers), query_profile on the box it kept, scale_curve growing the box scale_real kept
 (stopped by its time budget after one chunk, then resumed) and its --calibrate.
 
 Libraries, exercised through the scripts that import them:
@@ -193,7 +193,8 @@ RUNS: dict[str, list[tuple[str, list[str], list[str]]]] = {
                         r"^questions sharing no content word with their evidence: "])],
     # The corpus from the tiny tree (49 facts in four memories), its vectors, then the
     # measurement on all of it: recall per class and HTTP on both servers. Then the curve
-    # on the box it kept: to 80 and 120 facts in chunks of 20, the first run out of time
+    # on the box it kept, after query_profile there: to 80 and 120 facts in chunks of 20,
+    # the first run out of time
     # after one chunk (69 facts), the second resuming it (the box then holds exactly 120,
     # so nothing was written twice); recall alone at two ef_search values on the grown
     # box; and the stand-ins' calibration on 10 facts.
@@ -216,6 +217,15 @@ RUNS: dict[str, list[tuple[str, list[str], list[str]]]] = {
                      r"^\| small: locomo-conv-tiny, 12 \(exact in the product\) \| relaxed \| ",
                      rf"^\| unfiltered: big, 18 facts \| 2 \| {NUMBER} / \*\*{NUMBER}\*\* \| "
                      rf"{NUMBER} / {NUMBER} \|$"]),
+                   # Where a question's time goes, on the box just measured.
+                   ("query_profile", ["--box", "{real_box}", "--queries", "2", "--warm", "1",
+                                      "--shared-buffers", "128MB"],
+                    [r"^Where a query's time goes: 49 facts, ",
+                     r"^unfiltered: big, 18 facts: 2 questions, p50 / p95 ms$",
+                     rf"^    vector search +{NUMBER} / +{NUMBER}  \(1 a call\)$",
+                     rf"^    word search +{NUMBER} / +{NUMBER}  \(1 a call\)$",
+                     rf"^  model runs \(beside the statements\) +{NUMBER} / +{NUMBER}  ",
+                     rf"^  the model alone, one question +{NUMBER} / +{NUMBER}$"]),
                    ("scale_curve", [*CURVE, "--budget-minutes", "0"],
                     [r"^\| 49 \(start\) \| - \| - \| - \| ",
                      r"^the box holds 69 facts, ids 1-69 without a gap$",
