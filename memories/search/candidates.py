@@ -159,12 +159,12 @@ def vector_candidates(
     index; reads of the past always take the index."""
     where, params = window.sql()
     query = vector_params.halfvec(query_vector)
+    # The word search's planner setting must not price this plan.
+    settings = (f"SET LOCAL hnsw.ef_search = {max(HNSW_EF_SEARCH, int(limit))}; "
+                f"SET LOCAL hnsw.iterative_scan = {HNSW_ITERATIVE_SCAN}; "
+                "SET LOCAL cpu_operator_cost TO DEFAULT")
     # savepoint=False: inside query_memory's transaction this adds no round trips.
     with transaction.atomic(savepoint=False), connection.cursor() as cursor:
-        # One round trip; the word search's planner setting must not price this plan.
-        cursor.execute(f"SET LOCAL hnsw.ef_search = {max(HNSW_EF_SEARCH, int(limit))}; "
-                       f"SET LOCAL hnsw.iterative_scan = {HNSW_ITERATIVE_SCAN}; "
-                       "SET LOCAL cpu_operator_cost TO DEFAULT")
         near = ("SELECT f.id, f.embedding <=> %s::halfvec AS distance, "
                 f"{corpus.ends} "
                 f"FROM {corpus.table} f WHERE f.memory_id = %s AND f.partition = %s "
@@ -179,7 +179,7 @@ def vector_candidates(
                     "ORDER BY e.distance LIMIT %s")
             near_params = [query, memory_id, partition, *params, 2 * EXACT_SEARCH_MAX, limit]
         if corpus is not FACTS:
-            cursor.execute(f"WITH near AS MATERIALIZED ({near}) "
+            _execute_after(cursor, settings, f"WITH near AS MATERIALIZED ({near}) "
                            f"SELECT id, 1 - distance, {ENDS} FROM near "
                            "ORDER BY distance", near_params)
         else:
@@ -188,7 +188,8 @@ def vector_candidates(
             # index, so a bulk import's backlog costs a bounded scan.
             # A waiting fact a query has embedded with the model (first_pass_from_model)
             # is on that scale already.
-            cursor.execute(
+            _execute_after(
+                cursor, settings,
                 f"WITH near AS MATERIALIZED ({near}), "
                 "waiting AS MATERIALIZED (SELECT id, CASE WHEN first_pass_from_model "
                 "THEN 1 - distance ELSE %s::float8 * (1 - distance) + %s::float8 END AS score, "
@@ -245,7 +246,7 @@ def text_candidates(
         # The selective words make the GIN index the right plan, but the planner prices
         # tsquery matching too low and may scan the whole memory instead; the hard cap
         # bounds the work when even the rarest word is common.
-        cursor.execute("SET LOCAL cpu_operator_cost = 0.05")
+        settings = "SET LOCAL cpu_operator_cost = 0.05"
         columns = (f"f.id, f.search_vector, {f'f.{context}, ' if context else ''}"
                    f"f.created_at, {corpus.ends}")
         if small:
@@ -272,9 +273,10 @@ def text_candidates(
         rows = []
         for candidate_filter in _candidate_filters(terms):
             chosen = ([*params, candidate_filter] if small else [candidate_filter, *params])
-            cursor.execute(statement, [
+            _execute_after(cursor, settings, statement, [
                 memory_id, partition, *chosen, TEXT_CANDIDATE_CAP,
                 *score_params, BM25_K1 + 1, BM25_K1, BM25_B, BM25_B, average_length, limit])
+            settings = ""
             rows = cursor.fetchall()
             if rows:
                 break
@@ -282,6 +284,16 @@ def text_candidates(
         # score of a document that holds every word of the query.
         whole = sum(weights.values()) or 1.0
         return [_candidate(row, coverage=float(row[1]) / whole) for row in rows]
+
+
+def _execute_after(cursor, settings: str, statement: str, params: list) -> None:
+    """`settings` (SET LOCAL statements, or "") and then `statement`, in one round trip:
+    Django's cursor binds parameters on the client, so the two go to the server as one
+    simple query, each planned after the one before has run. The cursor is left on the
+    statement's rows."""
+    cursor.execute(f"{settings}; {statement}" if settings else statement, params)
+    while cursor.description is None and cursor.nextset():
+        pass
 
 
 def _candidate_filters(terms: list[tuple[str, int]]) -> list[str]:

@@ -93,6 +93,11 @@ def plan_of(run, marker: str, *, undo: bool = True) -> str:
             run()
         sql = next(q["sql"] for q in captured.captured_queries if marker in q["sql"])
         with connection.cursor() as cursor:
+            # A search sends its SET LOCALs in the statement's round trip: set them, then
+            # explain the statement under them.
+            while sql.startswith("SET LOCAL "):
+                setting, sql = sql.split("; ", 1)
+                cursor.execute(setting)
             cursor.execute("EXPLAIN " + sql)
             return "\n".join(row[0] for row in cursor.fetchall())
     finally:
