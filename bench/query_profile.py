@@ -92,18 +92,10 @@ class Stages:
 @contextmanager
 def timed_embeddings(stages: Stages):
     """The query's embeddings timed where they run (the embedding pool) and where the
-    call waits for them, by wrapping what query_memory calls."""
+    call waits for them: whatever query_memory submits to the pool is wrapped."""
     from memories.graph import selectors
 
-    model, submit = selectors._query_vector, selectors.embed_query
-
-    def run(text):
-        started = time.perf_counter()
-        try:
-            return model.__wrapped__(text)
-        finally:
-            if stages.current is not None:
-                stages.current["model"].append(time.perf_counter() - started)
+    pool = selectors._EMBEDDING_POOL
 
     class Waited:
         def __init__(self, future):
@@ -117,15 +109,30 @@ def timed_embeddings(stages: Stages):
                 if stages.current is not None:
                     stages.current["wait"] += time.perf_counter() - started
 
-    selectors._query_vector = run
-    selectors.embed_query = lambda text: Waited(selectors._EMBEDDING_POOL.submit(run, text))
+    class Timed:
+        def submit(self, function, *args):
+            calls = stages.current
+
+            def run():
+                started = time.perf_counter()
+                try:
+                    return function(*args)
+                finally:
+                    if calls is not None:
+                        calls["model"].append(time.perf_counter() - started)
+
+            return Waited(pool.submit(run))
+
+    selectors._EMBEDDING_POOL = Timed()
     try:
         yield
     finally:
-        selectors._query_vector, selectors.embed_query = model, submit
+        selectors._EMBEDDING_POOL = pool
 
 
 def ms(values: list[float]) -> str:
+    if not values:
+        return f"{'-':>6} / {'-':>6}"
     values = [v * 1000 for v in values]
     return f"{statistics.median(values):6.1f} / {percentile(values, 95):6.1f}"
 
