@@ -196,20 +196,21 @@ def query_memory(principal: Principal, *, scope: str, query: str = "", top_k: in
                  for rank, row in enumerate(rows, start=1)]
     else:
         pool = max(CANDIDATES_PER_RETRIEVER, top_k * 2)
-        # One transaction for the searches: a BEGIN and a COMMIT instead of one pair each.
-        with transaction.atomic(savepoint=False):
-            text = candidates.text_candidates(
-                graph.pk, partition, query, pool, window,
-                small=pending + indexed <= candidates.EXACT_SEARCH_MAX)
-            mentions = search.mentioned_entities(graph.pk, partition, query)
-            masked = (embed_query(search.masked_query(query, mentions.names))
-                      if mentions.names and search.MENTION_MASK_WEIGHT else None)
-            mentioned = mentions.ids if search.ENTITY_WEIGHT else frozenset()
-            query_vector = search.query_vector(embedding.result(),
-                                               masked and masked.result())
-            vector = candidates.vector_candidates(
-                graph.pk, partition, query_vector, pool, window,
-                exact=indexed <= candidates.EXACT_SEARCH_MAX)
+        # No transaction around the searches: each is one round trip of its own (its
+        # SET LOCALs included), and under READ COMMITTED a transaction would not give
+        # them one snapshot anyway.
+        text = candidates.text_candidates(
+            graph.pk, partition, query, pool, window,
+            small=pending + indexed <= candidates.EXACT_SEARCH_MAX)
+        mentions = search.mentioned_entities(graph.pk, partition, query)
+        masked = (embed_query(search.masked_query(query, mentions.names))
+                  if mentions.names and search.MENTION_MASK_WEIGHT else None)
+        mentioned = mentions.ids if search.ENTITY_WEIGHT else frozenset()
+        query_vector = search.query_vector(embedding.result(),
+                                           masked and masked.result())
+        vector = candidates.vector_candidates(
+            graph.pk, partition, query_vector, pool, window,
+            exact=indexed <= candidates.EXACT_SEARCH_MAX)
         if pending and settings.ECHO_MEMORY_QUERY_EMBED_FACTS > 0:
             # Read-your-writes: the best waiting candidates are embedded now (int8, kept as
             # their provisional vector), and the ranking is made with those vectors and any

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
-from django.db import connection, transaction
+from django.db import connection
 
 from memories.models import TEXT_SEARCH_CONFIG
 from memories.search import first_pass, vector_params
@@ -163,8 +163,9 @@ def vector_candidates(
     settings = (f"SET LOCAL hnsw.ef_search = {max(HNSW_EF_SEARCH, int(limit))}; "
                 f"SET LOCAL hnsw.iterative_scan = {HNSW_ITERATIVE_SCAN}; "
                 "SET LOCAL cpu_operator_cost TO DEFAULT")
-    # savepoint=False: inside query_memory's transaction this adds no round trips.
-    with transaction.atomic(savepoint=False), connection.cursor() as cursor:
+    # No transaction of its own: the settings and the search go as one simple query,
+    # which Postgres runs as one implicit transaction, so SET LOCAL ends with it.
+    with connection.cursor() as cursor:
         near = ("SELECT f.id, f.embedding <=> %s::halfvec AS distance, "
                 f"{corpus.ends} "
                 f"FROM {corpus.table} f WHERE f.memory_id = %s AND f.partition = %s "
@@ -215,7 +216,9 @@ def text_candidates(
     are read and matched one by one instead of through the word index, whose posting lists
     grow with the whole table: at 1M facts, a 680-fact memory's search spent 9 of its 10 ms
     reading 24,720 matches of its common words in other memories (docs/benchmarks.md)."""
-    with transaction.atomic(savepoint=False), connection.cursor() as cursor:
+    # No transaction of its own (see vector_candidates): under READ COMMITTED each
+    # statement reads its own snapshot anyway, and a BEGIN and a COMMIT are two round trips.
+    with connection.cursor() as cursor:
         # One unique-index probe per word (LATERAL ... LIMIT 1), whatever the statistics
         # say: a fresh box that has not been analyzed yet hash-joined the whole table.
         cursor.execute(corpus.stats, {"query": query, "memory": memory_id,
@@ -276,7 +279,6 @@ def text_candidates(
             _execute_after(cursor, settings, statement, [
                 memory_id, partition, *chosen, TEXT_CANDIDATE_CAP,
                 *score_params, BM25_K1 + 1, BM25_K1, BM25_B, BM25_B, average_length, limit])
-            settings = ""
             rows = cursor.fetchall()
             if rows:
                 break
