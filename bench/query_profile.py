@@ -54,6 +54,8 @@ _TABLE = re.compile(r"\b(?:FROM|INTO|UPDATE)\s+\"?(\w+)", re.I)
 
 
 def kind_of(sql: str) -> str:
+    if " + " in sql and "SELECT" not in sql:  # statements sent together, already named
+        return sql
     for kind, pattern in KINDS:
         if pattern.search(sql):
             return kind
@@ -144,17 +146,23 @@ def profile(plaintext: str, memory: str, questions: list[str], stages: Stages) -
     from tools.registry import TOOLS
 
     tool = TOOLS["query_memory"]
-    direct = bulk.execute
+    direct, together = bulk.execute, bulk.execute_all
 
-    def execute(sql, params):  # bulk's statements bypass Django's cursor and its wrappers
+    # bulk's statements bypass Django's cursor and its wrappers. Statements sent together
+    # are one wait, timed as one kind ("a + b + c").
+    def execute(sql, params):
         return stages.statement(lambda *_: direct(sql, params), sql, params, False, None)
 
-    bulk.execute = execute
+    def execute_all(statements):
+        sql = " + ".join(kind_of(statement.sql) for statement in statements)
+        return stages.statement(lambda *_: together(statements), sql, None, False, None)
+
+    bulk.execute, bulk.execute_all = execute, execute_all
     try:
         with connection.execute_wrapper(stages.statement):
             _ask(plaintext, memory, questions, stages, tool)
     finally:
-        bulk.execute = direct
+        bulk.execute, bulk.execute_all = direct, together
 
 
 def _ask(plaintext, memory, questions, stages, tool) -> None:
@@ -177,6 +185,8 @@ def report(label: str, calls: list[dict], alone: list[float]) -> None:
     for kind in kinds:
         count = statistics.median(c["count"].get(kind, 0) for c in calls)
         print(f"    {kind:<32} {ms([c['sql'].get(kind, 0.0) for c in calls])}  "
+              f"({count:g} a call)" if len(kind) <= 32 else
+              f"    {kind}\n    {'':<32} {ms([c['sql'].get(kind, 0.0) for c in calls])}  "
               f"({count:g} a call)")
     sql = [sum(c["sql"].values()) for c in calls]
     print(f"  {'statements, all':<34} {ms(sql)}  "

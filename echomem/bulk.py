@@ -21,7 +21,7 @@ from django.db import connection, models
 
 class Statement(NamedTuple):
     sql: str
-    params: list[Any]
+    params: Sequence[Any] | Mapping[str, Any]
 
 
 def insert_statement(model: type[models.Model], rows: Sequence[Mapping[str, Any]],

@@ -183,9 +183,8 @@ def query_memory(principal: Principal, *, scope: str, query: str = "", top_k: in
     partition = partition_for(principal, scope)
     window = Window(include_superseded=include_superseded, as_of=as_of,
                     valid_as_of=valid_as_of)
-    # One round trip of indexed counts; a small partition is searched exactly.
-    pending, indexed = indexing.partition_counts(graph.pk, partition)
     if embedding is None:
+        pending, _ = indexing.partition_counts(graph.pk, partition)
         with transaction.atomic():
             rows = list(facts_for_view(
                 Fact.objects.filter(window.q(), memory=graph, partition=partition)
@@ -196,15 +195,22 @@ def query_memory(principal: Principal, *, scope: str, query: str = "", top_k: in
                  for rank, row in enumerate(rows, start=1)]
     else:
         pool = max(CANDIDATES_PER_RETRIEVER, top_k * 2)
-        # No transaction around the searches: each is one round trip of its own (its
-        # SET LOCALs included), and under READ COMMITTED a transaction would not give
-        # them one snapshot anyway.
-        text = candidates.text_candidates(
-            graph.pk, partition, query, pool, window,
-            small=pending + indexed <= candidates.EXACT_SEARCH_MAX)
-        mentions = search.mentioned_entities(graph.pk, partition, query)
+        # Three reads in one round trip: the partition's counts (a small one is searched
+        # exactly), the question's word statistics and the entities it names, whose
+        # masked form then embeds while the words are searched. No transaction around the
+        # searches: each sends its SET LOCALs with it, and under READ COMMITTED a
+        # transaction would not give them one snapshot anyway.
+        counted, statistics, named = bulk.execute_all([
+            indexing.partition_counts_statement(graph.pk, partition),
+            candidates.word_statistics(graph.pk, partition, query),
+            search.mentions_statement(graph.pk, partition, query)])
+        pending, indexed = indexing.counts_from(counted)
+        mentions = search.mentions_from(named)
         masked = (embed_query(search.masked_query(query, mentions.names))
                   if mentions.names and search.MENTION_MASK_WEIGHT else None)
+        text = candidates.text_candidates(
+            graph.pk, partition, query, pool, window,
+            small=pending + indexed <= candidates.EXACT_SEARCH_MAX, statistics=statistics)
         mentioned = mentions.ids if search.ENTITY_WEIGHT else frozenset()
         query_vector = search.query_vector(embedding.result(),
                                            masked and masked.result())

@@ -12,6 +12,7 @@ from typing import NamedTuple
 import numpy as np
 from django.db import connection
 
+from echomem import bulk
 from memories.models import TEXT_SEARCH_CONFIG
 from memories.search import first_pass, vector_params
 from memories.search.window import Window
@@ -207,23 +208,32 @@ def vector_candidates(
         return [_candidate(row) for row in cursor.fetchall()]
 
 
+def word_statistics(memory_id: int, partition: str, query: str,
+                    corpus: Corpus = FACTS) -> bulk.Statement:
+    """The statement whose rows text_candidates weighs the query's words by (each word's
+    document frequency, the partition's documents and tokens): for a caller that sends it
+    with others (bulk.execute_all) and hands its rows to text_candidates."""
+    # One unique-index probe per word (LATERAL ... LIMIT 1), whatever the statistics say:
+    # a fresh box that has not been analyzed yet hash-joined the whole table.
+    return bulk.Statement(corpus.stats, {"query": query, "memory": memory_id,
+                                         "partition": partition, "waiting": FIRST_PASS_SCAN})
+
+
 def text_candidates(
     memory_id: int, partition: str, query: str, limit: int, window: Window,
-    corpus: Corpus = FACTS, *, small: bool = False,
+    corpus: Corpus = FACTS, *, small: bool = False, statistics: list[tuple] | None = None,
 ) -> list[Candidate]:
     """The best word matches by BM25. `small` (a partition of at most EXACT_SEARCH_MAX
     facts, as the caller counts them for the exact vector search): the partition's rows
     are read and matched one by one instead of through the word index, whose posting lists
     grow with the whole table: at 1M facts, a 680-fact memory's search spent 9 of its 10 ms
-    reading 24,720 matches of its common words in other memories (docs/benchmarks.md)."""
+    reading 24,720 matches of its common words in other memories (docs/benchmarks.md).
+    `statistics`: word_statistics' rows, when the caller has read them already."""
     # No transaction of its own (see vector_candidates): under READ COMMITTED each
     # statement reads its own snapshot anyway, and a BEGIN and a COMMIT are two round trips.
     with connection.cursor() as cursor:
-        # One unique-index probe per word (LATERAL ... LIMIT 1), whatever the statistics
-        # say: a fresh box that has not been analyzed yet hash-joined the whole table.
-        cursor.execute(corpus.stats, {"query": query, "memory": memory_id,
-                                      "partition": partition, "waiting": FIRST_PASS_SCAN})
-        rows = cursor.fetchall()
+        rows = (bulk.execute(*word_statistics(memory_id, partition, query, corpus))
+                if statistics is None else statistics)
         if not rows:
             return []
         terms = sorted(((term, df) for term, df, _, _ in rows), key=lambda row: (row[1], row[0]))

@@ -25,8 +25,8 @@ import uuid
 from dataclasses import dataclass, field
 
 import numpy as np
-from django.db import connection
 
+from echomem import bulk
 from memories.core.names import normalize
 from memories.search.candidates import Candidate
 
@@ -139,17 +139,22 @@ def _query_words(query: str) -> list[str]:
 
 def mentioned_entities(memory_id: int, partition: str, query: str) -> Mentions:
     """Entities the query names (any run of up to four words, normalized), by index lookup."""
+    return mentions_from(bulk.execute(*mentions_statement(memory_id, partition, query)))
+
+
+def mentions_statement(memory_id: int, partition: str, query: str) -> bulk.Statement:
+    """mentioned_entities' statement, for a caller that sends it with others
+    (bulk.execute_all); a query of no words looks up nothing."""
     words = _query_words(query)
     grams = {" ".join(words[i:i + n]) for n in range(1, 5) for i in range(len(words) - n + 1)}
-    if not grams:
-        return Mentions()
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT id, normalized_name FROM memories_entity WHERE memory_id = %s "
-            "AND partition = %s AND normalized_name = ANY(%s)",
-            [memory_id, partition, sorted(grams)],
-        )
-        rows = cursor.fetchall()
+    return bulk.Statement(
+        "SELECT id, normalized_name FROM memories_entity WHERE memory_id = %s "
+        "AND partition = %s AND normalized_name = ANY(%s)",
+        [memory_id, partition, sorted(grams)])
+
+
+def mentions_from(rows: list[tuple]) -> Mentions:
+    """Mentions from mentions_statement's rows: the longest names first, for masking."""
     return Mentions(frozenset(row[0] for row in rows),
                     tuple(sorted({row[1] for row in rows}, key=len, reverse=True)))
 

@@ -37,6 +37,7 @@ from collections.abc import Callable, Sequence
 from django.conf import settings
 from django.db import connection, transaction
 
+from echomem import bulk
 from memories.search import task_senders
 
 # What callers reach through the indexer: read-your-writes (freshness.py) and what it
@@ -149,14 +150,23 @@ def facts_pending_vector(memory_id: int, partition: str) -> int:
 def partition_counts(memory_id: int, partition: str) -> tuple[int, int]:
     """The partition's facts waiting for their vector, and those indexed (the word
     statistics' count, replaced versions included), in one round trip."""
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT (SELECT count(*) FROM memories_fact WHERE memory_id = %s "
-                       "AND partition = %s AND embedding IS NULL), (SELECT "
-                       "coalesce(max(documents), 0) FROM memories_corpusstat "
-                       "WHERE memory_id = %s AND partition = %s)",
-                       [memory_id, partition, memory_id, partition])
-        pending, indexed = cursor.fetchone()
-        return pending, indexed
+    return counts_from(bulk.execute(*partition_counts_statement(memory_id, partition)))
+
+
+def partition_counts_statement(memory_id: int, partition: str) -> bulk.Statement:
+    """partition_counts' statement, for a caller that sends it with others (bulk.execute_all)."""
+    return bulk.Statement(
+        "SELECT (SELECT count(*) FROM memories_fact WHERE memory_id = %s "
+        "AND partition = %s AND embedding IS NULL), (SELECT "
+        "coalesce(max(documents), 0) FROM memories_corpusstat "
+        "WHERE memory_id = %s AND partition = %s)",
+        [memory_id, partition, memory_id, partition])
+
+
+def counts_from(rows: list[tuple]) -> tuple[int, int]:
+    """(waiting, indexed) from partition_counts_statement's rows."""
+    pending, indexed = rows[0]
+    return pending, indexed
 
 
 def _index_batch(size: int, *, give_way: bool = False) -> int:

@@ -85,13 +85,13 @@ def test_queries_are_counted_while_they_run_and_after_an_error():
 @pytest.mark.django_db
 def test_query_memory_counts_as_a_running_query_while_it_runs(alice, monkeypatch):
     seen = []
-    counts = indexing.partition_counts
+    counts = indexing.partition_counts_statement
 
     def watched(*args):
         seen.append(query_turns.running())
         return counts(*args)
 
-    monkeypatch.setattr(indexing, "partition_counts", watched)
+    monkeypatch.setattr(indexing, "partition_counts_statement", watched)
     Engine(alice.principal).query("Who lent a bicycle?")
 
     assert seen == [1] and query_turns.running() == 0
