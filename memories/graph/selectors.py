@@ -184,7 +184,7 @@ def query_memory(principal: Principal, *, scope: str, query: str = "", top_k: in
     window = Window(include_superseded=include_superseded, as_of=as_of,
                     valid_as_of=valid_as_of)
     if embedding is None:
-        pending, _ = indexing.partition_counts(graph.pk, partition)
+        pending = indexing.partition_counts(graph.pk, partition).pending
         with transaction.atomic():
             rows = list(facts_for_view(
                 Fact.objects.filter(window.q(), memory=graph, partition=partition)
@@ -204,7 +204,7 @@ def query_memory(principal: Principal, *, scope: str, query: str = "", top_k: in
             indexing.partition_counts_statement(graph.pk, partition),
             candidates.word_statistics(graph.pk, partition, query),
             search.mentions_statement(graph.pk, partition, query)])
-        pending, indexed = indexing.counts_from(counted)
+        pending, indexed, table_facts = indexing.counts_from(counted)
         mentions = search.mentions_from(named)
         masked = (embed_query(search.masked_query(query, mentions.names))
                   if mentions.names and search.MENTION_MASK_WEIGHT else None)
@@ -216,7 +216,7 @@ def query_memory(principal: Principal, *, scope: str, query: str = "", top_k: in
                                            masked and masked.result())
         vector = candidates.vector_candidates(
             graph.pk, partition, query_vector, pool, window,
-            exact=indexed <= candidates.EXACT_SEARCH_MAX)
+            exact=indexed <= candidates.EXACT_SEARCH_MAX, table_facts=table_facts)
         if pending and settings.ECHO_MEMORY_QUERY_EMBED_FACTS > 0:
             # Read-your-writes: the best waiting candidates are embedded now (int8, kept as
             # their provisional vector), and the ranking is made with those vectors and any

@@ -41,6 +41,14 @@ AND_TERMS = 4
 # it gives 0.97 in a memory of 56k and one of 20k, 1.00 in one of 10k; 256 would add
 # about 0.013 for 2-5 ms more at p50 under load.
 HNSW_EF_SEARCH = 128
+# Past a million facts in the table, a memory filtered out of it loses recall at a fixed
+# ef_search (a fifth of the table: 0.963 at 1M, 0.934 at 2M, 0.937 at 3M at 128; at 3M
+# 256 gave 0.949 and 400 0.958; docs/benchmarks.md, "Past 1M: the curve"), so query_memory
+# grows it in proportion to the table past HNSW_EF_SEARCH_FACTS (256 at 2M, 384 at 3M),
+# up to pgvector's maximum. The table's size is the planner's estimate, read with the
+# partition's counts at no extra round trip.
+HNSW_EF_SEARCH_FACTS = 1_000_000
+HNSW_EF_SEARCH_MAX = 1000
 # pgvector's iterative index scan: when the graph's nearest are mostly other memories'
 # facts, the scan goes on past ef_search (up to hnsw.max_scan_tuples) instead of returning
 # too few.
@@ -151,17 +159,25 @@ def _candidate(row: tuple, coverage: float | None = None) -> Candidate:
                      **dict(zip(ENDS_COLUMNS, row[2:], strict=True)))
 
 
+def ef_search(limit: int, table_facts: int = 0) -> int:
+    """hnsw.ef_search for `limit` candidates in a fact table of `table_facts` rows
+    (HNSW_EF_SEARCH_FACTS)."""
+    grown = HNSW_EF_SEARCH * max(1.0, table_facts / HNSW_EF_SEARCH_FACTS)
+    return min(HNSW_EF_SEARCH_MAX, max(int(limit), round(grown)))
+
+
 def vector_candidates(
     memory_id: int, partition: str, query_vector: np.ndarray, limit: int, window: Window,
-    corpus: Corpus = FACTS, *, exact: bool = False,
+    corpus: Corpus = FACTS, *, exact: bool = False, table_facts: int = 0,
 ) -> list[Candidate]:
     """The nearest facts (or notes) by cosine. `exact` (a partition of at most
     EXACT_SEARCH_MAX indexed facts, read live) reads every vector instead of the HNSW
-    index; reads of the past always take the index."""
+    index; reads of the past always take the index. `table_facts`: the fact table's size,
+    which ef_search grows with."""
     where, params = window.sql()
     query = vector_params.halfvec(query_vector)
     # The word search's planner setting must not price this plan.
-    settings = (f"SET LOCAL hnsw.ef_search = {max(HNSW_EF_SEARCH, int(limit))}; "
+    settings = (f"SET LOCAL hnsw.ef_search = {ef_search(limit, table_facts)}; "
                 f"SET LOCAL hnsw.iterative_scan = {HNSW_ITERATIVE_SCAN}; "
                 "SET LOCAL cpu_operator_cost TO DEFAULT")
     # No transaction of its own: the settings and the search go as one simple query,

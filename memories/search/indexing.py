@@ -33,6 +33,7 @@ import logging
 import os
 import threading
 from collections.abc import Callable, Sequence
+from typing import NamedTuple
 
 from django.conf import settings
 from django.db import connection, transaction
@@ -147,9 +148,18 @@ def facts_pending_vector(memory_id: int, partition: str) -> int:
     return partition_counts(memory_id, partition)[0]
 
 
-def partition_counts(memory_id: int, partition: str) -> tuple[int, int]:
-    """The partition's facts waiting for their vector, and those indexed (the word
-    statistics' count, replaced versions included), in one round trip."""
+class Counts(NamedTuple):
+    """What a query decides its plans by: the partition's facts waiting for their vector,
+    those indexed (the word statistics' count, replaced versions included), and the whole
+    fact table's size as the planner last estimated it (0 before the first ANALYZE)."""
+
+    pending: int
+    indexed: int
+    table: int
+
+
+def partition_counts(memory_id: int, partition: str) -> Counts:
+    """The partition's Counts, in one round trip."""
     return counts_from(bulk.execute(*partition_counts_statement(memory_id, partition)))
 
 
@@ -159,14 +169,15 @@ def partition_counts_statement(memory_id: int, partition: str) -> bulk.Statement
         "SELECT (SELECT count(*) FROM memories_fact WHERE memory_id = %s "
         "AND partition = %s AND embedding IS NULL), (SELECT "
         "coalesce(max(documents), 0) FROM memories_corpusstat "
-        "WHERE memory_id = %s AND partition = %s)",
+        "WHERE memory_id = %s AND partition = %s), "
+        "(SELECT greatest(reltuples, 0)::bigint FROM pg_class "
+        "WHERE oid = 'memories_fact'::regclass)",
         [memory_id, partition, memory_id, partition])
 
 
-def counts_from(rows: list[tuple]) -> tuple[int, int]:
-    """(waiting, indexed) from partition_counts_statement's rows."""
-    pending, indexed = rows[0]
-    return pending, indexed
+def counts_from(rows: list[tuple]) -> Counts:
+    """Counts from partition_counts_statement's rows."""
+    return Counts(*rows[0])
 
 
 def _index_batch(size: int, *, give_way: bool = False) -> int:

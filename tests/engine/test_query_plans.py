@@ -262,3 +262,26 @@ def test_the_exact_branch_returns_the_true_nearest_facts(graph):
         nearest = [row[0] for row in cursor.fetchall()]
     assert [c.fact_id for c in found] == nearest
 
+
+
+def test_ef_search_grows_with_the_fact_table_past_a_million():
+    assert candidates.ef_search(50) == candidates.ef_search(50, 1_000_000) == 128
+    assert candidates.ef_search(50, 2_000_000) == 256
+    assert candidates.ef_search(50, 3_000_000) == 384
+    assert candidates.ef_search(50, 50_000_000) == candidates.HNSW_EF_SEARCH_MAX
+    assert candidates.ef_search(300) == 300  # a pool bigger than ef_search still fits
+
+
+def test_query_memory_searches_with_the_ef_search_of_the_tables_size(graph, monkeypatch):
+    monkeypatch.setattr(candidates, "EXACT_SEARCH_MAX", 1)  # through the graph
+    with CaptureQueriesContext(connection) as captured:
+        graph.query("who climbs")
+    [search] = [q["sql"] for q in captured.captured_queries if "embedding <=>" in q["sql"]]
+    assert search.startswith("SET LOCAL hnsw.ef_search = 128;")
+    # The fixture's table (4,002 facts, analyzed) as if the million were 2,000 facts: twice
+    # past it, twice the ef_search.
+    monkeypatch.setattr(candidates, "HNSW_EF_SEARCH_FACTS", 2000)
+    with CaptureQueriesContext(connection) as captured:
+        graph.query("who climbs")
+    [search] = [q["sql"] for q in captured.captured_queries if "embedding <=>" in q["sql"]]
+    assert search.startswith("SET LOCAL hnsw.ef_search = 256;")
