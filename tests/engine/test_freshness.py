@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from django.db import connection
 
+from memories.graph.selectors import question_vector
 from memories.models import Fact
 from memories.search import candidates, freshness, indexing
 from memories.search.embeddings import get_embedder
@@ -76,7 +77,7 @@ def test_the_next_call_finds_a_just_written_fact_by_meaning(engine, charlie):
     assert reply["facts_pending_vector"] == 2
     assert fact_id in embedded_by_queries(engine.principal)
     provisional = vector_of(fact_id, "first_pass_embedding")
-    asked = get_embedder().embed([PARAPHRASE])[0]
+    asked = question_vector(PARAPHRASE)  # as query_memory embeds it
     # At least that vector's cosine (it may keep its first-pass score less the margin).
     assert hit["score"] >= cosine(asked, provisional) - 2e-3
 
@@ -191,7 +192,7 @@ def test_a_query_does_not_wait_for_an_indexer_that_holds_the_fact_it_needs(alice
     assert committed.is_set()
     stored = Fact.objects.get(pk=fact_id)
     assert stored.embedding is not None and not stored.first_pass_from_model
-    asked = get_embedder().embed([PARAPHRASE])[0]
+    asked = question_vector(PARAPHRASE)  # as query_memory embeds it
     assert reply["facts"][0]["score"] >= cosine(asked, vector_of(fact_id)) - 0.02
 
 
@@ -263,7 +264,6 @@ def test_the_next_call_embeds_its_best_candidates_of_a_500_fact_episode(engine, 
     """The query embeds its own best waiting candidates (not the episode's newest facts) and
     ranks them with those vectors: the paraphrased fact in the middle of the episode is
     scored no lower than the cosine of the vector the query kept for it."""
-    from memories.search.embeddings import get_embedder
 
     settings.ECHO_MEMORY_QUERY_EMBED_FACTS = 8
     episode = five_hundred_facts_with(HIKE, at=250)
@@ -284,7 +284,7 @@ def test_the_next_call_embeds_its_best_candidates_of_a_500_fact_episode(engine, 
     # First or second: the flight to Japan before it is about the same trip.
     assert hit["rank"] <= 2 and "vector" in hit["matched"], reply["facts"]
     kept = vector_of(fact_id, "first_pass_embedding")
-    asked = get_embedder().embed([PARAPHRASE])[0]
+    asked = question_vector(PARAPHRASE)  # as query_memory embeds it
     # At least that cosine: a fact embedded in this call may keep its first-pass score less
     # the margin where that is higher (search.with_settled).
     assert hit["score"] >= cosine(asked, kept) - 1e-3

@@ -7,6 +7,7 @@ import pytest
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
+from memories.graph.selectors import question_vector
 from memories.search.embeddings import get_embedder
 from tests.factories import Engine, fact, person
 
@@ -56,7 +57,7 @@ def test_full_precision_vectors_of_an_older_box_are_kept_and_found(engine: Engin
         found = engine.query("who went hiking in the spring?", top_k=1)["facts"]
         assert [f["fact"] for f in found] == [text]
         assert "vector" in found[0]["matched"]
-        query = get_embedder().embed(["who went hiking in the spring?"])[0]
+        query = question_vector("who went hiking in the spring?")  # as query_memory does
         assert found[0]["score"] == pytest.approx(float(query @ exact), abs=1e-3)
     finally:
         executor = MigrationExecutor(connection)
