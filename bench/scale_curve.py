@@ -85,6 +85,10 @@ def main() -> None:
     parser.add_argument("--recall-ef", type=int, nargs="+", default=None, metavar="EF",
                         help="only: recall@10 per class at the box's size as it is, at these "
                              "hnsw.ef_search values (no growth, no HTTP)")
+    parser.add_argument("--base", type=int, default=None, metavar="N",
+                        help="grow from the corpus' first N rows instead of all of it (a box "
+                             "that scale_real.py loaded with --facts N: when the corpus is "
+                             "not all embedded yet); the box remembers it")
     parser.add_argument("--calibrate", type=int, default=None, metavar="N",
                         help="only: embed N recombined facts with the model and compare "
                              "their stand-in vectors (no box)")
@@ -117,7 +121,8 @@ def run(args, home: Path, began: float) -> None:
     from memories.models import Memory
 
     state = _read_state(home)
-    base_rows = real_corpus.rows()
+    base_rows = _base_rows(args, state)
+    _write_state(home, state)
     held = facts_held()
     if held < len(base_rows):
         raise SystemExit(f"{home} holds {held:,} facts, fewer than the corpus' "
@@ -319,13 +324,25 @@ def measure(args, home: Path, key: str | None, recombined: Recombined,
             "load_average": os.getloadavg()[0], "when": time.strftime("%Y-%m-%d %H:%M")}
 
 
+def _base_rows(args, state: dict) -> list[dict]:
+    """The corpus rows the box grows from: all of them, or the first --base (kept in the
+    box's state, so a resumed run cannot pair other sentences)."""
+    if args.base and state.get("base", args.base) != args.base:
+        raise SystemExit(f"the box grew from the corpus' first {state['base']:,} rows, "
+                         f"not {args.base:,}: pass --base {state['base']}")
+    base = args.base or state.get("base")
+    if base:
+        state["base"] = base
+    return real_corpus.rows(base)
+
+
 def recall_at(args, home: Path) -> None:
     """recall@10 per class on the box as it stands, at each of --recall-ef (relaxed
     iterative scan, pgvector's default max_scan_tuples): what a higher ef_search buys at
     this size."""
     from memories.models import Memory
 
-    base_rows = real_corpus.rows()
+    base_rows = _base_rows(args, _read_state(home))
     held = facts_held()
     recombined = Recombined(base_rows, real_corpus.vectors(len(base_rows)), held)
     _check_texts(recombined, held)

@@ -73,15 +73,21 @@ def p(values: list[float]) -> tuple[float, float]:
 def classes(rows: list[dict], memory_ids: dict[str, int]) -> list[tuple[str, str]]:
     """(label, memory) of what is measured: the big memory, each memory of 10k facts or
     more, and the largest memory the product searches exactly."""
-    from memories.search.candidates import EXACT_SEARCH_MAX
-
     sizes: dict[str, int] = {}
     for row in rows:
         sizes[row["m"]] = sizes.get(row["m"], 0) + 1
+    return classes_of(sizes, memory_ids)
+
+
+def classes_of(sizes: dict[str, int], memory_ids: dict[str, int]) -> list[tuple[str, str]]:
+    """classes() from the facts each memory holds."""
+    from memories.search.candidates import EXACT_SEARCH_MAX
+
+    total = sum(sizes.values())
     out = [(f"unfiltered: big, {sizes['big']:,} facts", "big")] if "big" in sizes else []
     for name, size in sorted(sizes.items(), key=lambda x: x[1]):
         if name != "big" and size >= 10_000:
-            out.append((f"filtered: {name}, {size:,} of {len(rows):,}", name))
+            out.append((f"filtered: {name}, {size:,} of {total:,}", name))
     small = max((n for n, s in sizes.items() if s <= EXACT_SEARCH_MAX and
                  n.startswith("locomo-")), key=lambda n: sizes[n], default=None)
     if small:
