@@ -15,8 +15,9 @@ copied twice; two tiny scale sizes), the two dataset checks notes_dataset and
 runbooks_dataset, the Python FAQ set's builder pyfaq_dataset (on two made-up pages, into a
 temporary folder), audit_log, and real_corpus (build from a tiny tree in the shapes of the
 installed documentation, tests/bench/data/real_corpus; then embed) then scale_real on it
-(recall per class and HTTP on both servers), query_profile on the box it kept, scale_curve growing the box scale_real kept
-(stopped by its time budget after one chunk, then resumed) and its --calibrate.
+(recall per class and HTTP on both servers), query_profile on the box it kept, scale_curve
+growing that box (stopped by its time budget after one chunk, then resumed) and its
+--calibrate.
 
 Libraries, exercised through the scripts that import them:
 - corpus.py: engine_perf, metering, first_pass
