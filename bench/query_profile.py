@@ -5,12 +5,13 @@ each stage timed, per class of memory.
 
 Not part of CI's figures (tests/bench runs it on the tiny corpus's box to keep it
 working). For each class scale_real.py measures (the big memory, every memory of 10k
-facts or more, the largest small one), --warm questions of that memory first, then
---queries others (none asked twice, so each is embedded here), each called as the HTTP
-door calls it: the key checked (accounts.principal.principal_from_key), then
-tools.calling.call_tool, one at a time. Printed per class, p50 / p95 ms a question:
+facts or more, the largest small one; those with questions), --warm questions of every
+class first (the last of each memory's), then --queries others (none asked twice, so each
+is embedded here), each called as the HTTP door calls it: the key checked
+(accounts.principal.principal_from_key), then tools.calling.call_tool, one at a time.
+Printed per class, p50 / p95 ms a question:
 
-- the call, whole (key and tool; no HTTP: scale_real.py times that);
+- the call, whole (key and tool; no HTTP: --http times that);
 - the SQL statements, each kind (what it reads or writes) and all of them, with how
   many a call makes;
 - the question's embeddings: each model run (in the embedding threads, beside the
@@ -18,7 +19,10 @@ tools.calling.call_tool, one at a time. Printed per class, p50 / p95 ms a questi
 - the rest: the call less its statements and that wait (validation, fusion, reply).
 
 Then the model alone on the same questions, one at a time with nothing beside it, so a
-stage's cost can be told from what the cores beside it did.
+stage's cost can be told from what the cores beside it did. With --http, then other
+questions of each class over HTTP as scale_real.py asks them (echo-memory serve on the
+box, one client). To compare two versions of the product on one box, run each one's
+checkout of this script (the server it starts imports the checkout it is run from).
 """
 
 from __future__ import annotations
@@ -36,7 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench import real_corpus
 from bench.engine_perf import percentile
 from bench.scale import log, restart_with, stop_box
-from bench.scale_real import classes_of, run_key
+from bench.scale_real import classes_of, latency, run_key
 from bench.setup import fresh_instance
 
 # What a statement does, by the first pattern its SQL matches (else its verb and table).
@@ -204,19 +208,24 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--box", required=True, help="a box kept by scale_real.py --keep")
     parser.add_argument("--queries", type=int, default=100)
-    parser.add_argument("--warm", type=int, default=20)
+    parser.add_argument("--warm", type=int, default=100,
+                        help="questions per class asked first, every class before any is timed")
     parser.add_argument("--shared-buffers", default="4GB")
+    parser.add_argument("--http", action="store_true",
+                        help="then query_memory over HTTP per class, as scale_real.py times "
+                             "it (echo-memory serve on the box, one client, other questions)")
+    parser.add_argument("--web-workers", type=int, default=2)
     args = parser.parse_args()
     home = Path(args.box)
     fresh_instance(indexing="manual", keep=str(home))
     try:
         restart_with(home, args.shared_buffers)
-        run(args)
+        run(args, home)
     finally:
         stop_box(home)
 
 
-def run(args) -> None:
+def run(args, home: Path) -> None:
     from django.db.models import Count
 
     from accounts.models import Account
@@ -226,18 +235,28 @@ def run(args) -> None:
     # The classes by what the box holds (a box scale_curve.py grew is not the corpus' prefix).
     sizes = dict(Fact.objects.values_list("memory__name").annotate(n=Count("id")))
     held = sum(sizes.values())
-    measured = classes_of(sizes, dict(Memory.objects.values_list("name", "pk")))
-    plaintext = run_key(Account.objects.get(name="bench account"))
     asked = real_corpus.questions()
+    measured = [(label, name) for label, name in
+                classes_of(sizes, dict(Memory.objects.values_list("name", "pk")))
+                if asked.get(name)]
+    plaintext = run_key(Account.objects.get(name="bench account"))
+    # The warm-up questions are the last of each memory's (timed: the first), so the
+    # caches a server keeps warm are warm here too, without the timed questions' own pages.
+    plan = {}
+    for _, name in measured:
+        questions = asked[name]
+        warm = min(args.warm, max(0, len(questions) - args.queries))
+        plan[name] = (questions[len(questions) - warm:], questions[:len(questions) - warm]
+                      [:args.queries])
+    with timed_embeddings(Stages()):
+        for name, (warm, _) in plan.items():
+            profile(plaintext, name, warm, Stages())
     print(f"Where a query's time goes: {held:,} facts, load average "
           f"{__import__('os').getloadavg()[0]:.1f}")
     for label, name in measured:
-        questions = asked[name]
-        warm = questions[:min(args.warm, max(0, len(questions) - args.queries))]
-        timed = questions[len(warm):len(warm) + args.queries]
+        timed = plan[name][1]
         stages = Stages()
         with timed_embeddings(stages):
-            profile(plaintext, name, warm, Stages())
             profile(plaintext, name, timed, stages)
         embedder = get_embedder()
         alone = []
@@ -247,6 +266,12 @@ def run(args) -> None:
             alone.append(time.perf_counter() - started)
         log(f"{name}: {len(timed)} questions profiled")
         report(label, stages.calls, alone)
+    if args.http:
+        over_http = latency(args, home, plaintext, measured, modes=("service",))
+        print("\nover HTTP, p50 / p95 ms a question:")
+        for label, _ in measured:
+            p50, p95 = over_http[label]["service"]
+            print(f"  {label}: {p50:.1f} / {p95:.1f} ({over_http[label]['questions']} questions)")
 
 
 if __name__ == "__main__":
