@@ -395,3 +395,36 @@ def test_a_small_memory_is_matched_row_by_row_with_the_same_answer(team, questio
             candidates.text_candidates(memory.pk, "shared", question, 50, window, small=small)
             for small in (False, True))
         assert row_by_row == through_index
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_searches_run_outside_any_transaction_and_leave_no_setting_behind(alice,
+                                                                             monkeypatch):
+    """Each search sends its SET LOCALs with it, as one simple query (one implicit
+    transaction): no BEGIN and COMMIT around them, and nothing set outlives them."""
+    from django.db import connection
+
+    from memories.search import candidates
+
+    engine = Engine(alice.principal)
+    engine.write(entities=[person("Ann"), person("Ben")], facts=[
+        fact("Ann", "Ben", "knows", "Ann knows Ben from the climbing gym")])
+    Engine.index()
+    seen = []
+    for name in ("text_candidates", "vector_candidates"):
+        search = getattr(candidates, name)
+
+        def watched(*args, _search=search, **kwargs):
+            seen.append(connection.in_atomic_block)
+            return _search(*args, **kwargs)
+
+        monkeypatch.setattr(candidates, name, watched)
+
+    found = engine.query("who climbs with Ann?")["facts"]
+
+    assert found and found[0]["fact"] == "Ann knows Ben from the climbing gym"
+    assert seen == [False, False]
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT current_setting('cpu_operator_cost'), "
+                       "current_setting('hnsw.ef_search')")
+        assert cursor.fetchone() == ("0.0025", "40")  # the server's defaults, untouched
