@@ -171,6 +171,16 @@ def measure_queries(principal, questions: list[str]) -> dict[str, list[float]]:
     return {"service": service, "raw": raw, "embed": embed}
 
 
+def split_settings(sql: str) -> tuple[str, str]:
+    """A captured statement's leading SET LOCALs (the searches send theirs in the same
+    simple query) and the statement itself, to run or EXPLAIN apart."""
+    settings = []
+    while sql.startswith("SET LOCAL "):
+        setting, sql = sql.split("; ", 1)
+        settings.append(setting)
+    return "; ".join(settings), sql
+
+
 def explain_hot_queries(principal, question: str) -> str:
     """EXPLAIN ANALYZE of the statements the services sent: recall and name resolution."""
     from django.db import connection
@@ -194,9 +204,12 @@ def explain_hot_queries(principal, question: str) -> str:
                           ("query_memory, word candidates", "search_vector @@ "),
                           ("write_episode, similar spelling", "similarity(normalized_name"),
                           ("write_episode, similar meaning", "name_embedding <=>")):
-        sql = next(q["sql"] for q in captured.captured_queries if marker in q["sql"])
+        sent = next(q["sql"] for q in captured.captured_queries if marker in q["sql"])
+        sent_settings, sql = split_settings(sent)
         with connection.cursor() as cursor:
             cursor.execute("BEGIN")
+            if sent_settings:
+                cursor.execute(sent_settings)
             cursor.execute("SET LOCAL hnsw.ef_search = 64; "
                            "SET LOCAL hnsw.iterative_scan = relaxed_order")
             cursor.execute("EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY ON) " + sql)

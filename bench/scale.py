@@ -59,7 +59,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench import scale_corpus, scale_load
-from bench.engine_perf import percentile
+from bench.engine_perf import percentile, split_settings
 from bench.setup import bench_principal, fresh_instance
 
 ECHO_MEMORY = str(Path(sys.executable).parent / "echo-memory")
@@ -226,14 +226,17 @@ def recall(statements: list[list[str]], ef_values: list[int]) -> dict:
     inside: dict[int, list[float]] = {ef: [] for ef in ef_values}
     exact, exact_ms = [], []
     for sqls in statements:
-        sql = vector_statement(sqls)
+        sent = vector_statement(sqls)
+        sent_settings, sql = split_settings(sent)
         for ef in ef_values:
             with transaction.atomic(), connection.cursor() as cursor:
-                cursor.execute(f"SET LOCAL hnsw.ef_search = {ef}; "
-                               "SET LOCAL hnsw.iterative_scan = relaxed_order")
+                # What the service set, then this run's ef_search over it.
+                cursor.execute("; ".join(filter(None, [
+                    sent_settings, f"SET LOCAL hnsw.ef_search = {ef}",
+                    "SET LOCAL hnsw.iterative_scan = relaxed_order"])))
                 cursor.execute(sql)
                 found[ef].append([row[0] for row in cursor.fetchall()])
-            inside[ef].append(execution_ms(sql, f"SET LOCAL hnsw.ef_search = {ef}; "
+            inside[ef].append(execution_ms(sent, f"SET LOCAL hnsw.ef_search = {ef}; "
                                                 "SET LOCAL hnsw.iterative_scan = relaxed_order"))
         with transaction.atomic(), connection.cursor() as cursor:
             cursor.execute("SET LOCAL enable_indexscan = off; SET LOCAL enable_bitmapscan = off")
@@ -255,11 +258,15 @@ def recall(statements: list[list[str]], ef_values: list[int]) -> dict:
 
 def execution_ms(sql: str, settings_sql: str = "") -> float:
     """The statement's own time inside Postgres (EXPLAIN ANALYZE's Execution Time): what
-    it costs without this process's and the client's share of a busy machine."""
+    it costs without this process's and the client's share of a busy machine. The SET
+    LOCALs the service sent with it apply, then `settings_sql`."""
     from django.db import connection
 
+    sent_settings, sql = split_settings(sql)
     with connection.cursor() as cursor:
         cursor.execute("BEGIN")
+        if sent_settings:
+            cursor.execute(sent_settings)
         if settings_sql:
             cursor.execute(settings_sql)
         cursor.execute("EXPLAIN (ANALYZE, TIMING OFF, SUMMARY ON, FORMAT JSON) " + sql)
@@ -290,8 +297,11 @@ def candidates_inside(statements: list[list[str]]) -> list[float]:
 def explain(sql: str, settings_sql: str = "") -> str:
     from django.db import connection
 
+    sent_settings, sql = split_settings(sql)
     with connection.cursor() as cursor:
         cursor.execute("BEGIN")
+        if sent_settings:
+            cursor.execute(sent_settings)
         if settings_sql:
             cursor.execute(settings_sql)
         cursor.execute("EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) " + sql)

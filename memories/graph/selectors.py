@@ -25,7 +25,7 @@ from echomem.errors import NotFound, ValidationFailed
 from memories.core import metering
 from memories.core.scopes import partition_for
 from memories.models import Fact, Memory
-from memories.search import candidates, freshness, indexing, query_turns
+from memories.search import candidates, freshness, partition_counts, query_turns
 from memories.search import hybrid as search
 from memories.search.embeddings import get_embedder
 from memories.search.window import Window
@@ -200,7 +200,7 @@ def query_memory(principal: Principal, *, scope: str, query: str = "", top_k: in
     window = Window(include_superseded=include_superseded, as_of=as_of,
                     valid_as_of=valid_as_of)
     if embedding is None:
-        pending = indexing.partition_counts(graph.pk, partition).pending
+        pending = partition_counts.partition_counts(graph.pk, partition).pending
         with transaction.atomic():
             rows = list(facts_for_view(
                 Fact.objects.filter(window.q(), memory=graph, partition=partition)
@@ -217,10 +217,10 @@ def query_memory(principal: Principal, *, scope: str, query: str = "", top_k: in
         # searches: each sends its SET LOCALs with it, and under READ COMMITTED a
         # transaction would not give them one snapshot anyway.
         counted, statistics, named = bulk.execute_all([
-            indexing.partition_counts_statement(graph.pk, partition),
+            partition_counts.statement(graph.pk, partition),
             candidates.word_statistics(graph.pk, partition, query),
             search.mentions_statement(graph.pk, partition, query)])
-        pending, indexed, table_facts = indexing.counts_from(counted)
+        pending, indexed, table_facts = partition_counts.counts_from(counted)
         mentions = search.mentions_from(named)
         masked = (embed_question(search.masked_query(query, mentions.names))
                   if mentions.names and search.MENTION_MASK_WEIGHT else None)

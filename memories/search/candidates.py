@@ -59,7 +59,7 @@ HNSW_ITERATIVE_SCAN = "relaxed_order"
 # scan on other memories' facts. Exact read 4,000 vectors in under 3 ms here. Not more: a
 # memory of 10,000 real sentences among 100k took 24.5 ms p50 exactly against 5.4 ms by
 # the graph, whose recall@10 there was 0.999 (docs/benchmarks.md, Scale on real
-# sentences). The caller decides by indexing.partition_counts, which each query reads.
+# sentences). The caller decides by partition_counts, which each query reads.
 EXACT_SEARCH_MAX = 4000
 # How many of a partition's facts still waiting for the indexer are searched by their
 # first-pass vector (memories/search/first_pass.py), newest first.

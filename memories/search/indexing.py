@@ -33,12 +33,10 @@ import logging
 import os
 import threading
 from collections.abc import Callable, Sequence
-from typing import NamedTuple
 
 from django.conf import settings
 from django.db import connection, transaction
 
-from echomem import bulk
 from memories.search import task_senders
 
 # What callers reach through the indexer: read-your-writes (freshness.py) and what it
@@ -140,44 +138,6 @@ def pending_count() -> int:
 
     return (Fact.objects.filter(embedding__isnull=True).count()
             + Note.objects.filter(embedding__isnull=True).count())
-
-
-def facts_pending_vector(memory_id: int, partition: str) -> int:
-    """How many of the partition's facts still wait for the model's vector (found by words
-    and their first-pass vector until then)."""
-    return partition_counts(memory_id, partition)[0]
-
-
-class Counts(NamedTuple):
-    """What a query decides its plans by: the partition's facts waiting for their vector,
-    those indexed (the word statistics' count, replaced versions included), and the whole
-    fact table's size as the planner last estimated it (0 before the first ANALYZE)."""
-
-    pending: int
-    indexed: int
-    table: int
-
-
-def partition_counts(memory_id: int, partition: str) -> Counts:
-    """The partition's Counts, in one round trip."""
-    return counts_from(bulk.execute(*partition_counts_statement(memory_id, partition)))
-
-
-def partition_counts_statement(memory_id: int, partition: str) -> bulk.Statement:
-    """partition_counts' statement, for a caller that sends it with others (bulk.execute_all)."""
-    return bulk.Statement(
-        "SELECT (SELECT count(*) FROM memories_fact WHERE memory_id = %s "
-        "AND partition = %s AND embedding IS NULL), (SELECT "
-        "coalesce(max(documents), 0) FROM memories_corpusstat "
-        "WHERE memory_id = %s AND partition = %s), "
-        "(SELECT greatest(reltuples, 0)::bigint FROM pg_class "
-        "WHERE oid = 'memories_fact'::regclass)",
-        [memory_id, partition, memory_id, partition])
-
-
-def counts_from(rows: list[tuple]) -> Counts:
-    """Counts from partition_counts_statement's rows."""
-    return Counts(*rows[0])
 
 
 def _index_batch(size: int, *, give_way: bool = False) -> int:

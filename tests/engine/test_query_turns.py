@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from memories.models import Fact
-from memories.search import indexing, query_turns
+from memories.search import indexing, partition_counts, query_turns
 from memories.search.embeddings import get_embedder
 from tests.factories import Engine, fact, person
 
@@ -85,13 +85,13 @@ def test_queries_are_counted_while_they_run_and_after_an_error():
 @pytest.mark.django_db
 def test_query_memory_counts_as_a_running_query_while_it_runs(alice, monkeypatch):
     seen = []
-    counts = indexing.partition_counts_statement
+    counts = partition_counts.statement
 
     def watched(*args):
         seen.append(query_turns.running())
         return counts(*args)
 
-    monkeypatch.setattr(indexing, "partition_counts_statement", watched)
+    monkeypatch.setattr(partition_counts, "statement", watched)
     Engine(alice.principal).query("Who lent a bicycle?")
 
     assert seen == [1] and query_turns.running() == 0
