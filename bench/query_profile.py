@@ -28,6 +28,7 @@ checkout of this script (the server it starts imports the checkout it is run fro
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import statistics
 import sys
@@ -252,7 +253,7 @@ def run(args, home: Path) -> None:
         for name, (warm, _) in plan.items():
             profile(plaintext, name, warm, Stages())
     print(f"Where a query's time goes: {held:,} facts, load average "
-          f"{__import__('os').getloadavg()[0]:.1f}")
+          f"{os.getloadavg()[0]:.1f}")
     for label, name in measured:
         timed = plan[name][1]
         stages = Stages()

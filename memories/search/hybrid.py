@@ -137,14 +137,10 @@ def _query_words(query: str) -> list[str]:
     return _PUNCTUATION.sub(" ", _POSSESSIVE.sub("", normalize(query))).split()
 
 
-def mentioned_entities(memory_id: int, partition: str, query: str) -> Mentions:
-    """Entities the query names (any run of up to four words, normalized), by index lookup."""
-    return mentions_from(bulk.execute(*mentions_statement(memory_id, partition, query)))
-
-
 def mentions_statement(memory_id: int, partition: str, query: str) -> bulk.Statement:
-    """mentioned_entities' statement, for a caller that sends it with others
-    (bulk.execute_all); a query of no words looks up nothing."""
+    """The lookup of the entities the query names (any run of up to four words,
+    normalized), by index; query_memory sends it with its other reads (bulk.execute_all),
+    and mentions_from reads its rows. A query of no words looks up nothing."""
     words = _query_words(query)
     grams = {" ".join(words[i:i + n]) for n in range(1, 5) for i in range(len(words) - n + 1)}
     return bulk.Statement(

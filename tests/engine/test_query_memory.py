@@ -318,11 +318,12 @@ def test_candidates_carry_where_each_fact_was_written(team):
 
 
 def test_a_possessive_names_its_entity_and_the_name_is_masked_for_the_second_vector(team):
+    from echomem import bulk
     from memories.search import hybrid
 
     written = Fact.objects.filter(fact=FACTS[4]["fact"]).get()
-    mentions = hybrid.mentioned_entities(written.memory_id, written.partition,
-                                         "Where was Bob\u2019s birthplace, and Alice's?")
+    mentions = hybrid.mentions_from(bulk.execute(*hybrid.mentions_statement(
+        written.memory_id, written.partition, "Where was Bob\u2019s birthplace, and Alice's?")))
     assert mentions.ids == {written.source_id, Fact.objects.get(fact=FACTS[0]["fact"]).source_id}
     assert mentions.names == ("alice", "bob")
     assert hybrid.masked_query("Where was Bob's birthplace, and Alice's?", mentions.names) \
